@@ -1,0 +1,12 @@
+//! The batch engine: plan (validate everything up front) -> run (sequence, chain,
+//! time, retry) -> report.
+
+pub mod plan;
+pub mod report;
+pub mod run;
+pub mod vars;
+
+pub use plan::{OnFailure, Plan, PlanContext, PlannedStep, Problem, RetryPolicy, plan};
+pub use report::{BatchStatus, ContentItem, Report, StepError, StepReport, StepStatus};
+pub use run::{NoObserver, Observer, RunOptions, run};
+pub use vars::UnknownPolicy;

@@ -1,0 +1,740 @@
+//! Plan: parse and validate a whole batch before any step runs.
+//!
+//! Every problem is collected (not just the first), each naming the step and the
+//! field, so a caller can fix a batch in one round trip. Nothing runs unless the
+//! plan is clean.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::vars::{self, Target, UnknownPolicy};
+use crate::config::Limits;
+use crate::plugins::{LoadedPlugin, Registry};
+
+/// What to do after a step fails.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnFailure {
+    /// End the batch at the first failed or timed-out step.
+    Stop,
+    /// Run the remaining steps anyway.
+    Continue,
+}
+
+/// When to run a failed step again.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RetryPolicy {
+    /// Runs in all, at least 1.
+    pub attempts: u32,
+    /// Failure codes that trigger a re-run.
+    pub on: Vec<String>,
+    /// Whether `on` was written by the caller. Only then may an acting verb whose
+    /// input may have fired be re-run.
+    pub explicit: bool,
+}
+
+impl RetryPolicy {
+    /// Codes retried when a step asks for retries without naming any: failures
+    /// where the world changed under the step, which are safe to try again.
+    pub const DEFAULT_ON: &'static [&'static str] = &["world-moved"];
+
+    /// A single run.
+    pub fn once() -> Self {
+        Self {
+            attempts: 1,
+            on: Vec::new(),
+            explicit: false,
+        }
+    }
+}
+
+/// One validated step.
+pub struct PlannedStep {
+    /// 0-based position.
+    pub index: usize,
+    /// Caller's label.
+    pub label: Option<String>,
+    /// The plugin.
+    pub plugin: Arc<LoadedPlugin>,
+    /// The verb.
+    pub verb: String,
+    /// Input with references still unresolved.
+    pub input: Value,
+    /// Whether `input` holds references to resolve at run time.
+    pub has_refs: bool,
+    /// Step timeout.
+    pub timeout: Duration,
+    /// Name to store the result under.
+    pub assign_to: Option<String>,
+    /// Retry policy.
+    pub retry: RetryPolicy,
+    /// Whether the verb acts on the outside world.
+    pub acts_on_world: bool,
+}
+
+impl PlannedStep {
+    /// `label` if set, else `plugin.verb`.
+    pub fn display_name(&self) -> String {
+        match &self.label {
+            Some(label) => label.clone(),
+            None => format!("{}.{}", self.plugin.name(), self.verb),
+        }
+    }
+}
+
+/// A batch ready to run.
+pub struct Plan {
+    /// Steps in order.
+    pub steps: Vec<PlannedStep>,
+    /// Failure policy.
+    pub on_failure: OnFailure,
+    /// Batch time budget.
+    pub timeout: Duration,
+    /// How unknown `${...}` references are treated.
+    pub policy: UnknownPolicy,
+}
+
+/// One thing wrong with a batch.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Problem {
+    /// 0-based step index, when the problem is in a step.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step: Option<usize>,
+    /// The step's label, when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// JSON path of the offending field, e.g. `steps[2].input.url`.
+    pub field: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(step) = self.step {
+            write!(f, "step {}", step + 1)?;
+            if let Some(label) = &self.label {
+                write!(f, " ({label:?})")?;
+            }
+            write!(f, ": ")?;
+        }
+        write!(f, "{}: {}", self.field, self.message)
+    }
+}
+
+/// What the planner needs to know besides the request.
+pub struct PlanContext<'a> {
+    /// Loaded plugins.
+    pub registry: &'a Registry,
+    /// Limits to check against.
+    pub limits: &'a Limits,
+    /// Names already set in the session.
+    pub session_vars: &'a dyn Fn(&str) -> bool,
+    /// How unknown references are treated.
+    pub policy: UnknownPolicy,
+}
+
+const BATCH_FIELDS: &[&str] = &["steps", "on_failure", "timeout_ms", "session_id"];
+const STEP_FIELDS: &[&str] = &[
+    "plugin",
+    "verb",
+    "input",
+    "label",
+    "timeout_ms",
+    "assign_to",
+    "retry",
+];
+const MAX_LABEL_CHARS: usize = 200;
+
+/// Validates `request` (the generic batch JSON) into a [`Plan`].
+pub fn plan(request: &Value, ctx: &PlanContext<'_>) -> Result<Plan, Vec<Problem>> {
+    let mut problems = Problems::default();
+    let Some(obj) = request.as_object() else {
+        problems.top("(batch)", "must be a JSON object with a `steps` array");
+        return Err(problems.0);
+    };
+    for key in obj.keys() {
+        if !BATCH_FIELDS.contains(&key.as_str()) {
+            problems.top(
+                key,
+                format!(
+                    "unknown field (expected one of: {})",
+                    BATCH_FIELDS.join(", ")
+                ),
+            );
+        }
+    }
+    let on_failure = match obj.get("on_failure") {
+        None | Some(Value::Null) => OnFailure::Stop,
+        Some(Value::String(s)) if s == "stop" => OnFailure::Stop,
+        Some(Value::String(s)) if s == "continue" => OnFailure::Continue,
+        Some(other) => {
+            problems.top(
+                "on_failure",
+                format!("must be \"stop\" or \"continue\", got {other}"),
+            );
+            OnFailure::Stop
+        }
+    };
+    let limits = ctx.limits;
+    let timeout = match millis(obj.get("timeout_ms"), limits.max_batch_timeout_ms) {
+        Ok(ms) => Duration::from_millis(ms.unwrap_or(limits.batch_timeout_ms)),
+        Err(message) => {
+            problems.top(
+                "timeout_ms",
+                message.replace("{max}", "limits.max_batch_timeout_ms"),
+            );
+            Duration::from_millis(limits.batch_timeout_ms)
+        }
+    };
+    let steps_json = match obj.get("steps") {
+        Some(Value::Array(steps)) if steps.is_empty() => {
+            problems.top("steps", "must hold at least one step");
+            &[][..]
+        }
+        Some(Value::Array(steps)) if steps.len() > limits.max_steps_per_batch => {
+            problems.top(
+                "steps",
+                format!(
+                    "holds {} steps; the limit is {} (limits.max_steps_per_batch)",
+                    steps.len(),
+                    limits.max_steps_per_batch
+                ),
+            );
+            &[][..]
+        }
+        Some(Value::Array(steps)) => steps.as_slice(),
+        Some(_) => {
+            problems.top("steps", "must be an array of steps");
+            &[][..]
+        }
+        None => {
+            problems.top("steps", "is required");
+            &[][..]
+        }
+    };
+    let mut assigned: BTreeSet<String> = BTreeSet::new();
+    let mut steps = Vec::with_capacity(steps_json.len());
+    for (index, step) in steps_json.iter().enumerate() {
+        if let Some(planned) =
+            plan_step(index, step, steps_json.len(), &assigned, ctx, &mut problems)
+        {
+            if let Some(name) = &planned.assign_to {
+                assigned.insert(name.clone());
+            }
+            steps.push(planned);
+        }
+    }
+    if !problems.0.is_empty() {
+        return Err(problems.0);
+    }
+    Ok(Plan {
+        steps,
+        on_failure,
+        timeout,
+        policy: ctx.policy,
+    })
+}
+
+#[derive(Default)]
+struct Problems(Vec<Problem>);
+
+impl Problems {
+    fn top(&mut self, field: &str, message: impl Into<String>) {
+        self.0.push(Problem {
+            step: None,
+            label: None,
+            field: field.to_owned(),
+            message: message.into(),
+        });
+    }
+
+    fn step(
+        &mut self,
+        index: usize,
+        label: &Option<String>,
+        field: &str,
+        message: impl Into<String>,
+    ) {
+        let field = if field.is_empty() {
+            format!("steps[{index}]")
+        } else {
+            format!("steps[{index}].{field}")
+        };
+        self.0.push(Problem {
+            step: Some(index),
+            label: label.clone(),
+            field,
+            message: message.into(),
+        });
+    }
+}
+
+/// Reads an optional millisecond count in 1..=max. The `Err` text holds `{max}` for
+/// the caller to name its limit.
+fn millis(value: Option<&Value>, max: u64) -> Result<Option<u64>, String> {
+    match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => match v.as_u64() {
+            Some(ms) if (1..=max).contains(&ms) => Ok(Some(ms)),
+            Some(ms) => Err(format!("must be between 1 and {max} ({{max}}), got {ms}")),
+            None => Err(format!("must be a whole number of milliseconds, got {v}")),
+        },
+    }
+}
+
+fn plan_step(
+    index: usize,
+    step: &Value,
+    total: usize,
+    assigned: &BTreeSet<String>,
+    ctx: &PlanContext<'_>,
+    problems: &mut Problems,
+) -> Option<PlannedStep> {
+    let before = problems.0.len();
+    let Some(obj) = step.as_object() else {
+        problems.step(
+            index,
+            &None,
+            "",
+            "must be an object with `plugin` and `verb`",
+        );
+        return None;
+    };
+    let label = match obj.get("label") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) if s.chars().count() <= MAX_LABEL_CHARS => Some(s.clone()),
+        Some(Value::String(_)) => {
+            problems.step(
+                index,
+                &None,
+                "label",
+                format!("is longer than {MAX_LABEL_CHARS} characters"),
+            );
+            None
+        }
+        Some(other) => {
+            problems.step(
+                index,
+                &None,
+                "label",
+                format!("must be a string, got {other}"),
+            );
+            None
+        }
+    };
+    for key in obj.keys() {
+        if !STEP_FIELDS.contains(&key.as_str()) {
+            problems.step(
+                index,
+                &label,
+                key,
+                format!(
+                    "unknown field (expected one of: {})",
+                    STEP_FIELDS.join(", ")
+                ),
+            );
+        }
+    }
+    let plugin = match obj.get("plugin") {
+        Some(Value::String(name)) => match ctx.registry.get(name) {
+            Some(plugin) => Some(plugin.clone()),
+            None => {
+                let known: Vec<&str> = ctx.registry.names().collect();
+                problems.step(
+                    index,
+                    &label,
+                    "plugin",
+                    format!("unknown plugin `{name}` (loaded: {})", known.join(", ")),
+                );
+                None
+            }
+        },
+        Some(other) => {
+            problems.step(
+                index,
+                &label,
+                "plugin",
+                format!("must be a string, got {other}"),
+            );
+            None
+        }
+        None => {
+            problems.step(index, &label, "plugin", "is required");
+            None
+        }
+    };
+    let verb = match obj.get("verb") {
+        Some(Value::String(verb)) => Some(verb.clone()),
+        Some(other) => {
+            problems.step(
+                index,
+                &label,
+                "verb",
+                format!("must be a string, got {other}"),
+            );
+            None
+        }
+        None => {
+            problems.step(index, &label, "verb", "is required");
+            None
+        }
+    };
+    let empty = Value::Object(Map::new());
+    let input = match obj.get("input") {
+        None | Some(Value::Null) => &empty,
+        Some(v @ Value::Object(_)) => v,
+        Some(other) => {
+            problems.step(
+                index,
+                &label,
+                "input",
+                format!("must be an object, got {other}"),
+            );
+            &empty
+        }
+    };
+    let limits = ctx.limits;
+    let timeout = match millis(obj.get("timeout_ms"), limits.max_step_timeout_ms) {
+        Ok(ms) => Duration::from_millis(ms.unwrap_or(limits.step_timeout_ms)),
+        Err(message) => {
+            problems.step(
+                index,
+                &label,
+                "timeout_ms",
+                message.replace("{max}", "limits.max_step_timeout_ms"),
+            );
+            Duration::ZERO
+        }
+    };
+    let assign_to = match obj.get("assign_to") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(name)) if vars::is_valid_name(name) => Some(name.clone()),
+        Some(other) => {
+            problems.step(
+                index,
+                &label,
+                "assign_to",
+                format!(
+                    "must be a name like `cart_count` ([A-Za-z_][A-Za-z0-9_]*, not STEP_N), got {other}"
+                ),
+            );
+            None
+        }
+    };
+    let retry = parse_retry(index, &label, obj.get("retry"), limits, problems);
+
+    // References: each must point at an earlier step or a known name.
+    let mut has_refs = false;
+    walk_strings(input, &mut String::from("input"), &mut |field, text| {
+        let template = match vars::parse_template(text, ctx.policy) {
+            Ok(t) => t,
+            Err(e) => {
+                problems.step(index, &label, field, e.to_string());
+                return;
+            }
+        };
+        for part in &template.parts {
+            let vars::Part::Ref(r) = part else { continue };
+            match &r.target {
+                Target::Step(n) => {
+                    has_refs = true;
+                    let target = vars::step_index(*n);
+                    if target >= total {
+                        problems.step(
+                            index,
+                            &label,
+                            field,
+                            format!(
+                                "`{}` refers to step {} but the batch has {total} steps",
+                                r.source,
+                                target + 1
+                            ),
+                        );
+                    } else if target >= index {
+                        problems.step(
+                            index,
+                            &label,
+                            field,
+                            format!(
+                                "`{}` refers to step {}, which cannot have run yet (this is step {}; a step may only use results of earlier steps)",
+                                r.source,
+                                target + 1,
+                                index + 1
+                            ),
+                        );
+                    }
+                }
+                Target::Name(name) => {
+                    if assigned.contains(name) || (ctx.session_vars)(name) {
+                        has_refs = true;
+                    } else if ctx.policy == UnknownPolicy::Reject {
+                        problems.step(
+                            index,
+                            &label,
+                            field,
+                            format!(
+                                "`{}`: no earlier step assigns `{name}` (assign_to) and the session has no such variable",
+                                r.source
+                            ),
+                        );
+                    }
+                }
+            }
+        }
+        // Under Reject an escape `\${` changes the text, so the input must go
+        // through the resolver even without references.
+        if ctx.policy == UnknownPolicy::Reject && text.contains("\\${") {
+            has_refs = true;
+        }
+    });
+
+    let (plugin, verb) = (plugin?, verb?);
+    let Some(spec) = plugin.verb(&verb) else {
+        let known: Vec<&str> = plugin.verb_names().collect();
+        let hint = closest(&verb, &known)
+            .map(|c| format!("; did you mean `{c}`?"))
+            .unwrap_or_default();
+        problems.step(
+            index,
+            &label,
+            "verb",
+            format!(
+                "plugin `{}` has no verb `{verb}` (it has: {}){hint}",
+                plugin.name(),
+                known.join(", ")
+            ),
+        );
+        return None;
+    };
+    // Schema check now; fields that hold a reference are checked again once
+    // resolved, so their type errors are not reported here.
+    let ref_pointers = if has_refs {
+        ref_pointers(input)
+    } else {
+        Vec::new()
+    };
+    for (pointer, message) in spec.validate(input) {
+        if ref_pointers.iter().any(|p| p == &pointer) {
+            continue;
+        }
+        problems.step(index, &label, &pointer_to_field("input", &pointer), message);
+    }
+    if problems.0.len() > before {
+        return None;
+    }
+    Some(PlannedStep {
+        index,
+        label,
+        acts_on_world: spec.info.acts_on_world,
+        plugin,
+        verb,
+        input: input.clone(),
+        has_refs,
+        timeout,
+        assign_to,
+        retry,
+    })
+}
+
+fn parse_retry(
+    index: usize,
+    label: &Option<String>,
+    value: Option<&Value>,
+    limits: &Limits,
+    problems: &mut Problems,
+) -> RetryPolicy {
+    let Some(value) = value.filter(|v| !v.is_null()) else {
+        return RetryPolicy::once();
+    };
+    let Some(obj) = value.as_object() else {
+        problems.step(index, label, "retry", "must be an object {attempts, on}");
+        return RetryPolicy::once();
+    };
+    for key in obj.keys() {
+        if key != "attempts" && key != "on" {
+            problems.step(
+                index,
+                label,
+                &format!("retry.{key}"),
+                "unknown field (expected attempts, on)",
+            );
+        }
+    }
+    let attempts = match obj.get("attempts").map(Value::as_u64) {
+        None => 1,
+        Some(Some(n)) if n >= 1 && n <= u64::from(limits.max_attempts) => n as u32,
+        Some(_) => {
+            problems.step(
+                index,
+                label,
+                "retry.attempts",
+                format!(
+                    "must be a whole number between 1 and {} (limits.max_attempts), got {}",
+                    limits.max_attempts,
+                    obj.get("attempts").unwrap_or(&Value::Null)
+                ),
+            );
+            1
+        }
+    };
+    let (on, explicit) = match obj.get("on") {
+        None | Some(Value::Null) => (
+            RetryPolicy::DEFAULT_ON
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            false,
+        ),
+        Some(Value::Array(codes)) => {
+            let mut out = Vec::new();
+            for (i, code) in codes.iter().enumerate() {
+                match code.as_str() {
+                    Some(c) if !c.is_empty() => out.push(c.to_owned()),
+                    _ => problems.step(
+                        index,
+                        label,
+                        &format!("retry.on[{i}]"),
+                        "must be a failure code string such as \"world-moved\"",
+                    ),
+                }
+            }
+            (out, true)
+        }
+        Some(_) => {
+            problems.step(
+                index,
+                label,
+                "retry.on",
+                "must be an array of failure codes",
+            );
+            (Vec::new(), true)
+        }
+    };
+    RetryPolicy {
+        attempts,
+        on,
+        explicit,
+    }
+}
+
+/// Calls `f(field_path, text)` for every string in `value`.
+fn walk_strings(value: &Value, path: &mut String, f: &mut dyn FnMut(&str, &str)) {
+    match value {
+        Value::String(s) if s.contains("${") => f(path, s),
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                let len = path.len();
+                path.push_str(&format!("[{i}]"));
+                walk_strings(item, path, f);
+                path.truncate(len);
+            }
+        }
+        Value::Object(map) => {
+            for (key, item) in map {
+                let len = path.len();
+                path.push('.');
+                path.push_str(key);
+                walk_strings(item, path, f);
+                path.truncate(len);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// JSON pointers of strings that hold `${`.
+fn ref_pointers(value: &Value) -> Vec<String> {
+    fn go(value: &Value, pointer: &mut String, out: &mut Vec<String>) {
+        match value {
+            Value::String(s) if s.contains("${") => out.push(pointer.clone()),
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    let len = pointer.len();
+                    pointer.push_str(&format!("/{i}"));
+                    go(item, pointer, out);
+                    pointer.truncate(len);
+                }
+            }
+            Value::Object(map) => {
+                for (key, item) in map {
+                    let len = pointer.len();
+                    pointer.push('/');
+                    pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
+                    go(item, pointer, out);
+                    pointer.truncate(len);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    go(value, &mut String::new(), &mut out);
+    out
+}
+
+/// `/items/0/name` under `input` becomes `input.items[0].name`.
+pub(crate) fn pointer_to_field(root: &str, pointer: &str) -> String {
+    let mut field = root.to_owned();
+    for segment in pointer.split('/').skip(1) {
+        let segment = segment.replace("~1", "/").replace("~0", "~");
+        if !segment.is_empty() && segment.bytes().all(|b| b.is_ascii_digit()) {
+            field.push_str(&format!("[{segment}]"));
+        } else {
+            field.push('.');
+            field.push_str(&segment);
+        }
+    }
+    field
+}
+
+/// The known name closest to `name` by edit distance, if reasonably close.
+pub(crate) fn closest<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
+    let name = name.to_lowercase();
+    known
+        .iter()
+        .map(|k| (edit_distance(&name, &k.to_lowercase()), *k))
+        .filter(|(d, k)| *d <= (k.len() / 3).max(2))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != *cb);
+            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pointer_paths_read_like_json() {
+        assert_eq!(pointer_to_field("input", ""), "input");
+        assert_eq!(
+            pointer_to_field("input", "/items/0/name"),
+            "input.items[0].name"
+        );
+        assert_eq!(pointer_to_field("input", "/a~1b"), "input.a/b");
+    }
+
+    #[test]
+    fn closest_suggests_near_names_only() {
+        assert_eq!(closest("ecoh", &["echo", "sleep"]), Some("echo"));
+        assert_eq!(closest("navigate", &["echo", "sleep"]), None);
+    }
+}

@@ -1,0 +1,445 @@
+//! Run: steps in order, each under `min(step timeout, what is left of the batch
+//! budget)`, results chained into later steps, retries, and the report.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::plan::{OnFailure, Plan, PlannedStep};
+use super::report::{BatchStatus, ContentItem, Report, StepError, StepReport, StepStatus};
+use super::vars::{self, Lookup, Scope};
+use crate::config::Limits;
+use crate::plugins::bindings::exports::stephost::plugin::tool;
+use crate::plugins::bindings::stephost::plugin::types::Content;
+use crate::plugins::instance::InstantiateError;
+use crate::plugins::{CallBudget, Fault, PluginInstance};
+use crate::session::SessionState;
+
+/// Hears about steps as they run (progress notifications, CLI progress lines).
+pub trait Observer: Send + Sync {
+    /// A step is about to run.
+    fn step_started(&self, _step: &PlannedStep, _total: usize) {}
+    /// A step finished; `done` steps of `total` have run.
+    fn step_finished(&self, _step: &StepReport, _done: usize, _total: usize) {}
+}
+
+/// An observer that ignores everything.
+pub struct NoObserver;
+impl Observer for NoObserver {}
+
+/// Everything a run needs besides the plan and the session.
+pub struct RunOptions<'a> {
+    /// Limits (memory, fuel, log caps).
+    pub limits: &'a Limits,
+    /// Progress sink.
+    pub observer: &'a dyn Observer,
+    /// Client cancellation.
+    pub cancel: CancellationToken,
+    /// Id of this run.
+    pub batch_id: String,
+    /// Session id, for the report.
+    pub session_id: Option<String>,
+}
+
+/// Longest pause between retries.
+const MAX_BACKOFF: Duration = Duration::from_millis(500);
+
+/// Runs `plan` in `state` and reports.
+pub async fn run(plan: &Plan, state: &mut SessionState, opts: &RunOptions<'_>) -> Report {
+    let started = Instant::now();
+    let batch_deadline = started + plan.timeout;
+    let total = plan.steps.len();
+    // Per step: its value once passed, or why it has none.
+    let mut results: Vec<Option<Result<Value, String>>> = vec![None; total];
+    let mut reports = Vec::with_capacity(total);
+    let mut notes = Vec::new();
+    let mut budget_ran_out = false;
+    for step in &plan.steps {
+        if opts.cancel.is_cancelled() {
+            notes.push(format!(
+                "cancelled by the client before step {}",
+                step.index + 1
+            ));
+            break;
+        }
+        if Instant::now() >= batch_deadline {
+            budget_ran_out = true;
+            notes.push(format!(
+                "the batch time budget of {} ms ran out before step {}",
+                plan.timeout.as_millis(),
+                step.index + 1
+            ));
+            break;
+        }
+        opts.observer.step_started(step, total);
+        let report = run_step(plan, step, &results, state, opts, batch_deadline).await;
+        results[step.index] = Some(match (&report.status, &report.value) {
+            (StepStatus::Passed, value) => Ok(value.clone().unwrap_or(Value::Null)),
+            (status, _) => Err(format!(
+                "step {} {}",
+                step.index + 1,
+                match status {
+                    StepStatus::TimedOut => "timed out",
+                    StepStatus::Cancelled => "was cancelled",
+                    _ => "failed",
+                }
+            )),
+        });
+        if report.status == StepStatus::Passed
+            && let Some(name) = &step.assign_to
+        {
+            state
+                .vars
+                .insert(name.clone(), report.value.clone().unwrap_or(Value::Null));
+        }
+        let failed = report.status != StepStatus::Passed;
+        let cancelled = report.status == StepStatus::Cancelled;
+        reports.push(report);
+        if let Some(last) = reports.last() {
+            opts.observer.step_finished(last, reports.len(), total);
+        }
+        if cancelled || (failed && plan.on_failure == OnFailure::Stop) {
+            break;
+        }
+    }
+    let executed = reports.len();
+    let status = if opts.cancel.is_cancelled() {
+        BatchStatus::Cancelled
+    } else {
+        match reports.iter().find(|r| r.status != StepStatus::Passed) {
+            Some(r) if r.status == StepStatus::TimedOut => BatchStatus::TimedOut,
+            Some(_) => BatchStatus::Failed,
+            None if budget_ran_out => BatchStatus::TimedOut,
+            None => BatchStatus::Passed,
+        }
+    };
+    Report {
+        status,
+        batch_id: opts.batch_id.clone(),
+        session_id: opts.session_id.clone(),
+        steps_total: total,
+        steps_executed: executed,
+        never_started: total - executed,
+        time_ms: ms(started.elapsed()),
+        steps: reports,
+        errors: Vec::new(),
+        notes,
+    }
+}
+
+struct BatchScope<'a> {
+    results: &'a [Option<Result<Value, String>>],
+    vars: &'a BTreeMap<String, Value>,
+}
+
+impl Scope for BatchScope<'_> {
+    fn step(&self, index: usize) -> Lookup<'_> {
+        match self.results.get(index) {
+            Some(Some(Ok(value))) => Lookup::Value(value),
+            Some(Some(Err(why))) => Lookup::Unavailable(why.clone()),
+            Some(None) => Lookup::Unavailable(format!("step {} has not run", index + 1)),
+            None => Lookup::Unknown,
+        }
+    }
+
+    fn name(&self, name: &str) -> Lookup<'_> {
+        self.vars.get(name).map_or(Lookup::Unknown, Lookup::Value)
+    }
+}
+
+fn ms(d: Duration) -> f64 {
+    (d.as_secs_f64() * 1e6).round() / 1e3
+}
+
+/// Resolves a step's input and checks it against the schema again.
+fn prepare_input(
+    plan: &Plan,
+    step: &PlannedStep,
+    results: &[Option<Result<Value, String>>],
+    vars: &BTreeMap<String, Value>,
+) -> Result<Value, StepError> {
+    if !step.has_refs {
+        return Ok(step.input.clone());
+    }
+    let scope = BatchScope { results, vars };
+    let input = vars::resolve(&step.input, &scope, plan.policy).map_err(|e| StepError {
+        code: "unresolved-reference".into(),
+        message: format!("input: {e}"),
+        input_fired: false,
+        details: None,
+    })?;
+    if let Some(verb) = step.plugin.verb(&step.verb) {
+        let problems = verb.validate(&input);
+        if !problems.is_empty() {
+            let text: Vec<String> = problems
+                .iter()
+                .map(|(pointer, message)| {
+                    format!(
+                        "{}: {message}",
+                        super::plan::pointer_to_field("input", pointer)
+                    )
+                })
+                .collect();
+            return Err(StepError {
+                code: "invalid-input".into(),
+                message: format!("after resolving references: {}", text.join("; ")),
+                input_fired: false,
+                details: None,
+            });
+        }
+    }
+    Ok(input)
+}
+
+async fn run_step(
+    plan: &Plan,
+    step: &PlannedStep,
+    results: &[Option<Result<Value, String>>],
+    state: &mut SessionState,
+    opts: &RunOptions<'_>,
+    batch_deadline: Instant,
+) -> StepReport {
+    let started = Instant::now();
+    let mut report = StepReport {
+        index: step.index,
+        label: step.label.clone(),
+        plugin: step.plugin.name().to_owned(),
+        verb: step.verb.clone(),
+        status: StepStatus::Failed,
+        attempts: 0,
+        time_ms: 0.0,
+        input: None,
+        value: None,
+        error: None,
+        content: Vec::new(),
+        logs: Vec::new(),
+        notes: Vec::new(),
+    };
+    let input = match prepare_input(plan, step, results, &state.vars) {
+        Ok(input) => input,
+        Err(error) => {
+            report.error = Some(error);
+            report.time_ms = ms(started.elapsed());
+            return report;
+        }
+    };
+    let input_text = input.to_string();
+    if step.has_refs {
+        report.input = Some(input);
+    }
+    let plugin_name = step.plugin.name().to_owned();
+    for attempt in 1..=step.retry.attempts {
+        report.attempts = attempt;
+        let now = Instant::now();
+        let step_deadline = now + step.timeout;
+        let deadline = step_deadline.min(batch_deadline);
+        let budget = CallBudget {
+            deadline,
+            timeout: deadline.saturating_duration_since(now),
+            fuel: opts.limits.fuel_per_step,
+            cancel: opts.cancel.clone(),
+        };
+        let outcome = attempt_once(
+            step,
+            &plugin_name,
+            &input_text,
+            state,
+            opts,
+            &budget,
+            &mut report,
+        )
+        .await;
+        let error = match outcome {
+            Ok(output) => {
+                match output_value(&output.value) {
+                    Ok(value) => {
+                        report.status = StepStatus::Passed;
+                        report.value = Some(value);
+                        report.error = None;
+                        report.content = content_items(step, output.content);
+                    }
+                    Err(message) => {
+                        report.status = StepStatus::Failed;
+                        report.error = Some(StepError {
+                            code: "plugin-error".into(),
+                            message,
+                            input_fired: step.acts_on_world,
+                            details: None,
+                        });
+                    }
+                }
+                break;
+            }
+            Err((status, error)) => {
+                report.status = status;
+                error
+            }
+        };
+        let budget_left = batch_deadline.saturating_duration_since(Instant::now());
+        let retry = attempt < step.retry.attempts
+            && report.status != StepStatus::Cancelled
+            && step.retry.on.iter().any(|c| c == &error.code)
+            && (step.retry.explicit || !step.acts_on_world || !error.input_fired)
+            && !budget_left.is_zero();
+        if !retry {
+            if attempt < step.retry.attempts
+                && step.retry.on.iter().any(|c| c == &error.code)
+                && step.acts_on_world
+                && error.input_fired
+                && !step.retry.explicit
+            {
+                report.notes.push(format!(
+                    "not retried: `{}` acts on the world and its input may have fired; list \"{}\" in retry.on to retry anyway",
+                    step.verb, error.code
+                ));
+            }
+            report.error = Some(error);
+            break;
+        }
+        report.notes.push(format!(
+            "attempt {attempt} failed with `{}`: {}; retrying",
+            error.code, error.message
+        ));
+        report.error = Some(error);
+        let backoff =
+            (Duration::from_millis(25) * 2u32.saturating_pow(attempt - 1)).min(MAX_BACKOFF);
+        tokio::select! {
+            () = tokio::time::sleep(backoff.min(budget_left)) => {}
+            () = opts.cancel.cancelled() => {}
+        }
+    }
+    report.time_ms = ms(started.elapsed());
+    report
+}
+
+/// One run of a step: instance (created if needed) and call. A fault drops the
+/// instance so the next use gets a fresh one.
+async fn attempt_once(
+    step: &PlannedStep,
+    plugin_name: &str,
+    input_text: &str,
+    state: &mut SessionState,
+    opts: &RunOptions<'_>,
+    budget: &CallBudget,
+    report: &mut StepReport,
+) -> Result<tool::Output, (StepStatus, StepError)> {
+    if !state.instances.contains_key(plugin_name) {
+        match PluginInstance::new(
+            step.plugin.clone(),
+            opts.limits.memory_bytes(),
+            opts.limits.max_log_lines_per_step,
+            budget,
+        )
+        .await
+        {
+            Ok(instance) => {
+                state.instances.insert(plugin_name.to_owned(), instance);
+            }
+            Err(InstantiateError::PoolExhausted) => {
+                return Err((
+                    StepStatus::Failed,
+                    StepError {
+                        code: "busy".into(),
+                        message: InstantiateError::PoolExhausted.to_string(),
+                        input_fired: false,
+                        details: None,
+                    },
+                ));
+            }
+            Err(InstantiateError::Fault(fault)) => {
+                return Err(fault_error(fault, false));
+            }
+        }
+    }
+    let Some(instance) = state.instances.get_mut(plugin_name) else {
+        return Err((
+            StepStatus::Failed,
+            StepError {
+                code: "failed".into(),
+                message: "plugin instance vanished".into(),
+                input_fired: false,
+                details: None,
+            },
+        ));
+    };
+    let outcome = instance.invoke(&step.verb, input_text, budget).await;
+    report.logs.extend(outcome.logs);
+    if outcome.logs_dropped > 0 {
+        report.notes.push(format!(
+            "{} log lines dropped (limits.max_log_lines_per_step = {})",
+            outcome.logs_dropped, opts.limits.max_log_lines_per_step
+        ));
+    }
+    match outcome.result {
+        Ok(Ok(output)) => Ok(output),
+        Ok(Err(failure)) => Err((StepStatus::Failed, failure_error(failure))),
+        Err(fault) => {
+            state.instances.remove(plugin_name);
+            report.notes.push(format!(
+                "the `{plugin_name}` instance of this session was dropped ({}); a fresh one is created on next use, so plugin state held in it is gone",
+                fault.code()
+            ));
+            tracing::warn!(plugin = plugin_name, verb = %step.verb, code = fault.code(), "{fault}");
+            Err(fault_error(fault, step.acts_on_world))
+        }
+    }
+}
+
+fn fault_error(fault: Fault, input_may_have_fired: bool) -> (StepStatus, StepError) {
+    let status = match fault {
+        Fault::Timeout(_) => StepStatus::TimedOut,
+        Fault::Cancelled => StepStatus::Cancelled,
+        _ => StepStatus::Failed,
+    };
+    (
+        status,
+        StepError {
+            code: fault.code().into(),
+            message: fault.to_string(),
+            input_fired: input_may_have_fired,
+            details: None,
+        },
+    )
+}
+
+fn failure_error(failure: tool::Failure) -> StepError {
+    let details = if failure.details.trim().is_empty() {
+        None
+    } else {
+        Some(serde_json::from_str(&failure.details).unwrap_or(Value::String(failure.details)))
+    };
+    StepError {
+        code: if failure.code.is_empty() {
+            "failed".into()
+        } else {
+            failure.code
+        },
+        message: failure.message,
+        input_fired: failure.input_fired,
+        details,
+    }
+}
+
+fn output_value(text: &str) -> Result<Value, String> {
+    if text.trim().is_empty() {
+        return Ok(Value::Null);
+    }
+    serde_json::from_str(text)
+        .map_err(|e| format!("the plugin returned a value that is not JSON: {e}"))
+}
+
+fn content_items(step: &PlannedStep, content: Vec<Content>) -> Vec<ContentItem> {
+    content
+        .into_iter()
+        .map(|item| match item {
+            Content::Text(text) => ContentItem::Text { text },
+            Content::Image(image) => ContentItem::image(
+                image.mime,
+                &image.data,
+                format!("step {}: {}", step.index + 1, step.verb),
+            ),
+        })
+        .collect()
+}

@@ -1,0 +1,218 @@
+//! Command-line front: `stephost run`, `stephost plugins`.
+
+use std::io::{IsTerminal, Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::{Parser, Subcommand};
+use serde_json::Value;
+use stephost::batch::{BatchStatus, Observer, PlannedStep, StepReport, StepStatus};
+use stephost::config::Config;
+use stephost::{BatchOptions, Host};
+
+/// A WebAssembly-plugin step host: validated, time-boxed batches of tool calls.
+#[derive(Parser)]
+#[command(name = "stephost", version, about)]
+struct Cli {
+    /// Configuration file (TOML). Without it, built-in defaults apply.
+    #[arg(long, global = true, env = "STEPHOST_CONFIG")]
+    config: Option<PathBuf>,
+    /// Also load the `.wasm` components in this directory (repeatable).
+    #[arg(long = "plugins", global = true, value_name = "DIR")]
+    plugin_dirs: Vec<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a batch file (`-` reads stdin). The report JSON goes to stdout, progress
+    /// to stderr. Exit 0: all steps passed; 1: a step failed or timed out; 2: the
+    /// batch is invalid and nothing ran.
+    Run {
+        /// Batch JSON file, or `-` for stdin.
+        file: String,
+        /// Session id (for state such as `count`); a fresh session by default.
+        #[arg(long)]
+        session: Option<String>,
+        /// Print the report on one line instead of indented.
+        #[arg(long)]
+        compact: bool,
+        /// No progress lines on stderr.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// List plugins and their verbs.
+    Plugins {
+        /// Print JSON with the full input schemas.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Exit code for a host that could not start (bad config, bad plugin).
+const EXIT_HOST: u8 = 3;
+
+pub(crate) fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("stephost: cannot start the async runtime: {e}");
+            return ExitCode::from(EXIT_HOST);
+        }
+    };
+    runtime.block_on(async_main(cli))
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("STEPHOST_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .try_init();
+}
+
+async fn start_host(cli: &Cli) -> anyhow::Result<Host> {
+    let mut config = match &cli.config {
+        Some(path) => Config::load(path)?,
+        None => Config::default(),
+    };
+    config.plugins.dirs.extend(cli.plugin_dirs.iter().cloned());
+    Host::start(config).await
+}
+
+async fn async_main(cli: Cli) -> ExitCode {
+    let host = match start_host(&cli).await {
+        Ok(host) => host,
+        Err(e) => {
+            eprintln!("stephost: {e:#}");
+            return ExitCode::from(EXIT_HOST);
+        }
+    };
+    let result = match &cli.command {
+        Command::Run {
+            file,
+            session,
+            compact,
+            quiet,
+        } => run(&host, file, session.as_deref(), *compact, *quiet).await,
+        Command::Plugins { json } => plugins(&host, *json),
+    };
+    result.unwrap_or_else(|e| {
+        eprintln!("stephost: {e:#}");
+        ExitCode::from(2)
+    })
+}
+
+struct Progress;
+
+impl Observer for Progress {
+    fn step_started(&self, step: &PlannedStep, total: usize) {
+        eprintln!("[{}/{total}] {} ...", step.index + 1, step.display_name());
+    }
+
+    fn step_finished(&self, step: &StepReport, _done: usize, total: usize) {
+        let status = match step.status {
+            StepStatus::Passed => "passed",
+            StepStatus::Failed => "FAILED",
+            StepStatus::TimedOut => "TIMED OUT",
+            StepStatus::Cancelled => "cancelled",
+        };
+        let mut line = format!(
+            "[{}/{total}] {} {status} in {:.1} ms",
+            step.index + 1,
+            step.label
+                .clone()
+                .unwrap_or_else(|| format!("{}.{}", step.plugin, step.verb)),
+            step.time_ms
+        );
+        if step.attempts > 1 {
+            line.push_str(&format!(" after {} runs", step.attempts));
+        }
+        if let Some(error) = &step.error {
+            line.push_str(&format!(": {}: {}", error.code, error.message));
+        }
+        eprintln!("{line}");
+    }
+}
+
+async fn run(
+    host: &Host,
+    file: &str,
+    session: Option<&str>,
+    compact: bool,
+    quiet: bool,
+) -> anyhow::Result<ExitCode> {
+    let text = if file == "-" {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .context("cannot read the batch from stdin")?;
+        text
+    } else {
+        std::fs::read_to_string(file).with_context(|| format!("cannot read batch file {file}"))?
+    };
+    let request: Value =
+        serde_json::from_str(&text).with_context(|| format!("{file} is not valid JSON"))?;
+    let observer = Progress;
+    let quiet_observer = stephost::batch::NoObserver;
+    let opts = BatchOptions {
+        session_id: session,
+        observer: if quiet { &quiet_observer } else { &observer },
+        ..BatchOptions::default()
+    };
+    let report = host.run_batch(&request, opts).await;
+    let json = if compact {
+        serde_json::to_string(&report)
+    } else {
+        serde_json::to_string_pretty(&report)
+    }
+    .context("cannot render the report")?;
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "{json}").context("cannot write the report")?;
+    if !quiet {
+        eprintln!("{}", report.summary());
+        for problem in &report.errors {
+            eprintln!("  - {problem}");
+        }
+    }
+    Ok(match report.status {
+        BatchStatus::Passed => ExitCode::SUCCESS,
+        BatchStatus::Invalid => ExitCode::from(2),
+        _ => ExitCode::from(1),
+    })
+}
+
+fn plugins(host: &Host, json: bool) -> anyhow::Result<ExitCode> {
+    let infos: Vec<_> = host
+        .registry()
+        .plugins()
+        .map(|p| p.info().clone())
+        .collect();
+    let mut stdout = std::io::stdout().lock();
+    if json {
+        let text = serde_json::to_string_pretty(&infos).context("cannot render plugins")?;
+        writeln!(stdout, "{text}")?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    for info in &infos {
+        writeln!(stdout, "{} {} ({})", info.name, info.version, info.source)?;
+        writeln!(stdout, "  {}", info.description)?;
+        let width = info.verbs.iter().map(|v| v.name.len()).max().unwrap_or(0);
+        for verb in &info.verbs {
+            let acts = if verb.acts_on_world { "acts" } else { "pure" };
+            let first_line = verb.description.lines().next().unwrap_or("");
+            writeln!(stdout, "  {:width$}  {acts}  {first_line}", verb.name)?;
+        }
+        writeln!(stdout)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}

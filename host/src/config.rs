@@ -1,0 +1,314 @@
+//! Host configuration: limits, engine sizing and where plugins come from.
+//!
+//! Every field has a default, so the host runs with no file at all. A file is TOML
+//! and strict: unknown keys are errors, so a typo never silently keeps a default.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// Mebibyte.
+const MIB: u64 = 1024 * 1024;
+
+/// The whole host configuration.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// Per-step and per-batch limits.
+    pub limits: Limits,
+    /// Engine and pool sizing.
+    pub engine: EngineConfig,
+    /// Which plugins load.
+    pub plugins: PluginsConfig,
+    /// Sessions.
+    pub sessions: SessionsConfig,
+}
+
+/// Limits applied to every step and batch.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Limits {
+    /// Linear memory one plugin instance may hold, in MiB.
+    pub memory_mib: u64,
+    /// Fuel (roughly, wasm instructions) one step may burn. About 11 G units is one
+    /// second of busy CPU on the reference machine.
+    pub fuel_per_step: u64,
+    /// Step timeout used when a step names none, in ms.
+    pub step_timeout_ms: u64,
+    /// Largest step timeout a step may ask for, in ms.
+    pub max_step_timeout_ms: u64,
+    /// Batch timeout used when a batch names none, in ms.
+    pub batch_timeout_ms: u64,
+    /// Largest batch timeout a batch may ask for, in ms.
+    pub max_batch_timeout_ms: u64,
+    /// Most steps one batch may hold.
+    pub max_steps_per_batch: usize,
+    /// Most runs a step's `retry.attempts` may ask for.
+    pub max_attempts: u32,
+    /// Most log lines kept per step in the report.
+    pub max_log_lines_per_step: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            memory_mib: 256,
+            fuel_per_step: 100_000_000_000,
+            step_timeout_ms: 30_000,
+            max_step_timeout_ms: 600_000,
+            batch_timeout_ms: 120_000,
+            max_batch_timeout_ms: 600_000,
+            max_steps_per_batch: 1_000,
+            max_attempts: 10,
+            max_log_lines_per_step: 200,
+        }
+    }
+}
+
+impl Limits {
+    /// Memory limit in bytes.
+    pub fn memory_bytes(&self) -> u64 {
+        self.memory_mib.saturating_mul(MIB)
+    }
+}
+
+/// wasmtime engine settings.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct EngineConfig {
+    /// Plugin instances that may be live at once (pooling allocator slots).
+    pub max_instances: u32,
+    /// Largest linear memory any instance may reach, in MiB: the size of one pool
+    /// slot. `limits.memory_mib` may be lower, never higher.
+    pub max_memory_mib: u64,
+    /// Directory for compiled components. Default: `$XDG_CACHE_HOME/stephost` or
+    /// `~/.cache/stephost`.
+    pub cache_dir: Option<PathBuf>,
+    /// Turn the on-disk compile cache off.
+    pub disable_cache: bool,
+    /// Epoch tick interval in microseconds: how often a running guest checks its
+    /// deadline and yields its thread.
+    pub epoch_tick_us: u64,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        Self {
+            max_instances: 1_024,
+            max_memory_mib: 256,
+            cache_dir: None,
+            disable_cache: false,
+            epoch_tick_us: 1_000,
+        }
+    }
+}
+
+/// Where plugins come from.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct PluginsConfig {
+    /// Load the plugins built into the binary.
+    pub builtin: bool,
+    /// Built-in plugins to leave out, by name.
+    pub disable: Vec<String>,
+    /// Extra directories of `.wasm` components.
+    pub dirs: Vec<PathBuf>,
+}
+
+impl Default for PluginsConfig {
+    fn default() -> Self {
+        Self {
+            builtin: true,
+            disable: Vec::new(),
+            dirs: Vec::new(),
+        }
+    }
+}
+
+/// Session settings.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct SessionsConfig {
+    /// A session unused for this long is dropped with its plugin instances, in seconds.
+    pub idle_timeout_s: u64,
+    /// Most live sessions.
+    pub max_sessions: usize,
+}
+
+impl Default for SessionsConfig {
+    fn default() -> Self {
+        Self {
+            idle_timeout_s: 1_800,
+            max_sessions: 1_000,
+        }
+    }
+}
+
+/// A configuration file that could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read config file {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file is not valid TOML for this schema.
+    #[error("config file {path}: {source}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: Box<toml::de::Error>,
+    },
+    /// A value is out of range.
+    #[error("config: `{field}` {problem}")]
+    Invalid {
+        /// Dotted key.
+        field: &'static str,
+        /// What is wrong.
+        problem: String,
+    },
+}
+
+impl Config {
+    /// Reads and validates a TOML file.
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        Self::parse(&text).map_err(|e| match e {
+            ConfigError::Parse { source, .. } => ConfigError::Parse {
+                path: path.to_owned(),
+                source,
+            },
+            other => other,
+        })
+    }
+
+    /// Parses and validates TOML text.
+    pub fn parse(text: &str) -> Result<Self, ConfigError> {
+        let config: Config = toml::from_str(text).map_err(|source| ConfigError::Parse {
+            path: PathBuf::from("<inline>"),
+            source: Box::new(source),
+        })?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Checks ranges and relations between values.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let l = &self.limits;
+        let e = &self.engine;
+        let invalid = |field, problem: String| Err(ConfigError::Invalid { field, problem });
+        if l.memory_mib == 0 || l.memory_mib > e.max_memory_mib {
+            return invalid(
+                "limits.memory_mib",
+                format!(
+                    "must be between 1 and engine.max_memory_mib ({}), got {}",
+                    e.max_memory_mib, l.memory_mib
+                ),
+            );
+        }
+        if e.max_memory_mib == 0 || e.max_memory_mib > 4096 {
+            return invalid(
+                "engine.max_memory_mib",
+                format!("must be between 1 and 4096, got {}", e.max_memory_mib),
+            );
+        }
+        if e.max_instances == 0 || e.max_instances > 100_000 {
+            return invalid(
+                "engine.max_instances",
+                format!("must be between 1 and 100000, got {}", e.max_instances),
+            );
+        }
+        if !(100..=100_000).contains(&e.epoch_tick_us) {
+            return invalid(
+                "engine.epoch_tick_us",
+                format!("must be between 100 and 100000, got {}", e.epoch_tick_us),
+            );
+        }
+        if l.fuel_per_step == 0 {
+            return invalid("limits.fuel_per_step", "must be at least 1".into());
+        }
+        for (field, value, max, max_name) in [
+            (
+                "limits.step_timeout_ms",
+                l.step_timeout_ms,
+                l.max_step_timeout_ms,
+                "limits.max_step_timeout_ms",
+            ),
+            (
+                "limits.batch_timeout_ms",
+                l.batch_timeout_ms,
+                l.max_batch_timeout_ms,
+                "limits.max_batch_timeout_ms",
+            ),
+        ] {
+            if value == 0 || value > max {
+                return invalid(
+                    field,
+                    format!("must be between 1 and {max_name} ({max}), got {value}"),
+                );
+            }
+        }
+        if l.max_steps_per_batch == 0 {
+            return invalid("limits.max_steps_per_batch", "must be at least 1".into());
+        }
+        if l.max_attempts == 0 {
+            return invalid("limits.max_attempts", "must be at least 1".into());
+        }
+        Ok(())
+    }
+
+    /// The compile cache directory, if caching is on.
+    pub fn cache_dir(&self) -> Option<PathBuf> {
+        if self.engine.disable_cache {
+            return None;
+        }
+        if let Some(dir) = &self.engine.cache_dir {
+            return Some(dir.clone());
+        }
+        if let Some(dir) = std::env::var_os("STEPHOST_CACHE_DIR") {
+            return Some(PathBuf::from(dir));
+        }
+        if let Some(dir) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
+            return Some(PathBuf::from(dir).join("stephost"));
+        }
+        std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache").join("stephost"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid() {
+        Config::default().validate().expect("defaults validate");
+        assert_eq!(Config::default().limits.memory_mib, 256);
+        assert_eq!(Config::default().limits.batch_timeout_ms, 120_000);
+    }
+
+    #[test]
+    fn empty_file_is_defaults() {
+        assert_eq!(Config::parse("").expect("parses"), Config::default());
+    }
+
+    #[test]
+    fn unknown_keys_are_errors() {
+        let err = Config::parse("[limits]\nmemory_mb = 10\n").expect_err("unknown key");
+        assert!(err.to_string().contains("memory_mb"), "{err}");
+    }
+
+    #[test]
+    fn out_of_range_names_the_field() {
+        let err = Config::parse("[limits]\nmemory_mib = 512\n").expect_err("too big");
+        assert!(err.to_string().contains("limits.memory_mib"), "{err}");
+        let err = Config::parse("[limits]\nstep_timeout_ms = 0\n").expect_err("zero");
+        assert!(err.to_string().contains("limits.step_timeout_ms"), "{err}");
+    }
+}

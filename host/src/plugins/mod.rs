@@ -1,0 +1,10 @@
+//! Plugins: generated bindings, the registry of loaded components, the
+//! components built into the binary, and live instances.
+
+pub mod bindings;
+pub mod embedded;
+pub mod instance;
+pub mod registry;
+
+pub use instance::{CallBudget, CallOutcome, Fault, PluginInstance};
+pub use registry::{LoadError, LoadedPlugin, PluginInfo, PluginSource, Registry, Verb, VerbInfo};

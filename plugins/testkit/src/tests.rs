@@ -1,0 +1,165 @@
+//! Native unit tests of the verbs, calling the `Guest` implementation directly.
+//! (`log` is an import, so it only works inside a host; it is not called here.)
+
+use serde_json::{Value, json};
+
+use super::*;
+
+fn call(verb: &str, input: Value) -> Result<Output, Failure> {
+    Testkit::invoke(verb.into(), input.to_string())
+}
+
+fn value(verb: &str, input: Value) -> Value {
+    let output = call(verb, input).unwrap_or_else(|f| panic!("{verb} failed: {}", f.message));
+    serde_json::from_str(&output.value).unwrap()
+}
+
+fn failure(verb: &str, input: Value) -> Failure {
+    match call(verb, input) {
+        Ok(output) => panic!("{verb} succeeded with {}", output.value),
+        Err(failure) => failure,
+    }
+}
+
+#[test]
+fn describe_lists_closed_object_schemas() {
+    let info = Testkit::describe();
+    assert_eq!(info.name, "testkit");
+    let names: Vec<&str> = info.verbs.iter().map(|v| v.name.as_str()).collect();
+    let expected = [
+        "echo", "sleep", "spin", "alloc", "fail", "flaky", "count", "panic", "log", "image",
+    ];
+    assert_eq!(names, expected);
+    for verb in &info.verbs {
+        let schema: Value = serde_json::from_str(&verb.input_schema).unwrap();
+        assert_eq!(
+            schema["$schema"],
+            "https://json-schema.org/draft/2020-12/schema"
+        );
+        assert_eq!(schema["type"], "object", "{}", verb.name);
+        assert_eq!(schema["additionalProperties"], false, "{}", verb.name);
+        assert_eq!(verb.acts_on_world, verb.name == "fail", "{}", verb.name);
+    }
+}
+
+#[test]
+fn echo_returns_the_value_and_its_json() {
+    let output = call("echo", json!({ "value": { "a": [1, "x", null] } })).unwrap();
+    assert_eq!(output.value, r#"{"a":[1,"x",null]}"#);
+    assert!(matches!(&output.content[..], [Content::Text(t)] if *t == output.value));
+}
+
+#[test]
+fn sleep_and_alloc_report_what_they_did() {
+    assert_eq!(value("sleep", json!({ "ms": 1 })), json!({ "slept_ms": 1 }));
+    assert_eq!(
+        value("alloc", json!({ "mib": 2 })),
+        json!({ "allocated_mib": 2 })
+    );
+}
+
+#[test]
+fn fail_uses_defaults_and_overrides() {
+    let f = failure("fail", json!({}));
+    assert_eq!(
+        (f.code.as_str(), f.message.as_str(), f.input_fired),
+        ("failed", "requested failure", true)
+    );
+    let f = failure(
+        "fail",
+        json!({ "code": "not-found", "message": "m", "input_fired": false }),
+    );
+    assert_eq!(
+        (f.code.as_str(), f.message.as_str(), f.input_fired),
+        ("not-found", "m", false)
+    );
+}
+
+#[test]
+fn flaky_fails_then_succeeds_and_starts_over() {
+    for _round in 0..2 {
+        for _ in 0..2 {
+            let f = failure("flaky", json!({ "failures": 2 }));
+            assert_eq!((f.code.as_str(), f.input_fired), ("world-moved", false));
+        }
+        assert_eq!(
+            value("flaky", json!({ "failures": 2 })),
+            json!({ "calls": 3 })
+        );
+    }
+    assert_eq!(
+        value("flaky", json!({ "failures": 0 })),
+        json!({ "calls": 1 })
+    );
+}
+
+#[test]
+fn count_counts() {
+    assert_eq!(value("count", json!({})), json!(1));
+    assert_eq!(value("count", json!({})), json!(2));
+}
+
+#[test]
+fn image_returns_a_png_and_a_text_item() {
+    let output = call(
+        "image",
+        json!({ "width": 3, "height": 2, "color": [0, 128, 255] }),
+    )
+    .unwrap();
+    assert_eq!(output.value, r#"{"height":2,"width":3}"#);
+    match &output.content[..] {
+        [Content::Image(image), Content::Text(text)] => {
+            assert_eq!(image.mime, "image/png");
+            assert_eq!(image.data, png::solid_rgb(3, 2, [0, 128, 255]));
+            assert!(text.contains("3x2"), "{text}");
+        }
+        other => panic!("unexpected content: {} items", other.len()),
+    }
+}
+
+#[test]
+#[should_panic(expected = "boom")]
+fn panic_panics_with_the_message() {
+    let _ = call("panic", json!({ "message": "boom" }));
+}
+
+#[test]
+fn bad_input_names_the_problem() {
+    let f = failure("nope", json!({}));
+    assert_eq!((f.code.as_str(), f.input_fired), ("invalid-input", false));
+    assert!(
+        f.message.contains("`nope`") && f.message.contains("echo, sleep"),
+        "{}",
+        f.message
+    );
+
+    let cases = [
+        ("sleep", json!({}), "ms"),
+        ("sleep", json!({ "ms": -1 }), "ms"),
+        ("sleep", json!({ "ms": 3_600_001 }), "ms"),
+        ("alloc", json!({ "mib": "1" }), "mib"),
+        ("echo", json!({ "value": 1, "extra": 2 }), "extra"),
+        ("fail", json!({ "input_fired": "yes" }), "input_fired"),
+        ("log", json!({ "message": "m", "level": "loud" }), "level"),
+        (
+            "image",
+            json!({ "width": 1, "height": 1, "color": [1, 2] }),
+            "color",
+        ),
+        ("image", json!({ "width": 4097, "height": 1 }), "width"),
+    ];
+    for (verb, input, field) in cases {
+        let f = failure(verb, input.clone());
+        assert_eq!(f.code, "invalid-input", "{verb} {input}");
+        assert!(
+            f.message.contains(&format!("`{field}`")),
+            "{verb} {input}: {}",
+            f.message
+        );
+        assert_eq!(f.details, json!({ "field": field }).to_string());
+    }
+    let f = Testkit::invoke("count".into(), "[1]".into()).unwrap_err();
+    assert_eq!(f.code, "invalid-input");
+    let f = Testkit::invoke("count".into(), "{".into()).unwrap_err();
+    assert!(f.message.contains("not valid JSON"), "{}", f.message);
+}

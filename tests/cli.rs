@@ -1,0 +1,214 @@
+//! The `stephost` binary: exit codes, report on stdout, progress on stderr,
+//! plugin listing, extra plugin folders, the compile cache.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn stephost(args: &[&str], stdin: Option<&str>, cache: &Path) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_stephost"))
+        .args(args)
+        .env("STEPHOST_CACHE_DIR", cache)
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("stephost starts");
+    if let Some(text) = stdin
+        && let Some(mut pipe) = child.stdin.take()
+    {
+        pipe.write_all(text.as_bytes()).expect("write stdin");
+    }
+    child.wait_with_output().expect("stephost exits")
+}
+
+fn report(output: &Output) -> Value {
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not a JSON report ({e}): {}\nstderr: {}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    })
+}
+
+#[test]
+fn quickstart_passes_with_exit_0() {
+    let cache = tempfile::tempdir().expect("tempdir");
+    let out = stephost(&["run", "examples/quickstart.json"], None, cache.path());
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = report(&out);
+    assert_eq!(report["status"], "passed");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("[1/"), "progress lines on stderr: {stderr}");
+}
+
+#[test]
+fn exit_codes_follow_the_outcome() {
+    let cache = tempfile::tempdir().expect("tempdir");
+    let failed = r#"{"steps":[{"plugin":"testkit","verb":"fail","input":{}}]}"#;
+    let out = stephost(&["run", "-"], Some(failed), cache.path());
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(report(&out)["status"], "failed");
+
+    let timed_out = r#"{"steps":[{"plugin":"testkit","verb":"spin","input":{},"timeout_ms":100}]}"#;
+    let out = stephost(&["run", "-"], Some(timed_out), cache.path());
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(report(&out)["status"], "timed_out");
+
+    let invalid = r#"{"steps":[{"plugin":"testkit","verb":"nope"}]}"#;
+    let out = stephost(&["run", "-"], Some(invalid), cache.path());
+    assert_eq!(out.status.code(), Some(2));
+    let report = report(&out);
+    assert_eq!(report["status"], "invalid");
+    assert_eq!(report["errors"][0]["field"], "steps[0].verb");
+
+    let out = stephost(&["run", "-"], Some("{not json"), cache.path());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not valid JSON"));
+}
+
+#[test]
+fn plugins_lists_verbs_with_schemas() {
+    let cache = tempfile::tempdir().expect("tempdir");
+    let out = stephost(&["plugins", "--json"], None, cache.path());
+    assert_eq!(out.status.code(), Some(0));
+    let list: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let testkit = list
+        .as_array()
+        .and_then(|l| l.iter().find(|p| p["name"] == "testkit"))
+        .expect("testkit listed");
+    let verbs: Vec<&str> = testkit["verbs"]
+        .as_array()
+        .expect("verbs")
+        .iter()
+        .filter_map(|v| v["name"].as_str())
+        .collect();
+    for verb in [
+        "echo", "sleep", "spin", "alloc", "fail", "flaky", "count", "panic",
+    ] {
+        assert!(verbs.contains(&verb), "{verb} missing from {verbs:?}");
+    }
+    let echo = &testkit["verbs"].as_array().expect("verbs")[0];
+    assert_eq!(echo["input_schema"]["type"], "object");
+
+    let out = stephost(&["plugins"], None, cache.path());
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        table.contains("testkit") && table.contains("echo"),
+        "{table}"
+    );
+}
+
+#[test]
+fn a_second_start_loads_from_the_compile_cache() {
+    let cache = tempfile::tempdir().expect("tempdir");
+    let out = stephost(&["plugins", "--json"], None, cache.path());
+    assert_eq!(out.status.code(), Some(0));
+    let artifacts: Vec<_> = walk(cache.path())
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "cwasm"))
+        .collect();
+    assert!(!artifacts.is_empty(), "compiled components are cached");
+    let before: Vec<_> = artifacts
+        .iter()
+        .map(|p| {
+            std::fs::metadata(p)
+                .and_then(|m| m.modified())
+                .expect("mtime")
+        })
+        .collect();
+    let out = stephost(&["plugins", "--json"], None, cache.path());
+    assert_eq!(out.status.code(), Some(0));
+    let after: Vec<_> = artifacts
+        .iter()
+        .map(|p| {
+            std::fs::metadata(p)
+                .and_then(|m| m.modified())
+                .expect("mtime")
+        })
+        .collect();
+    assert_eq!(
+        before, after,
+        "the second start reused the artifacts instead of recompiling"
+    );
+}
+
+#[test]
+fn a_plugin_folder_with_a_name_clash_is_refused_naming_both() {
+    let cache = tempfile::tempdir().expect("tempdir");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let wasm = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../plugins/target/wasm32-wasip2/release/testkit.wasm");
+    std::fs::copy(&wasm, dir.path().join("testkit-copy.wasm")).expect("copy component");
+    let out = stephost(
+        &["--plugins", dir.path().to_str().expect("utf8"), "plugins"],
+        None,
+        cache.path(),
+    );
+    assert_eq!(out.status.code(), Some(3));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("two plugins are named `testkit`") && stderr.contains("testkit-copy.wasm"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_plugin_folder_loads_extra_components() {
+    let cache = tempfile::tempdir().expect("tempdir");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let wasm = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../plugins/target/wasm32-wasip2/release/testkit.wasm");
+    std::fs::copy(&wasm, dir.path().join("testkit.wasm")).expect("copy component");
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "[plugins]\nbuiltin = false\n").expect("config");
+    let out = stephost(
+        &[
+            "--config",
+            config.to_str().expect("utf8"),
+            "--plugins",
+            dir.path().to_str().expect("utf8"),
+            "plugins",
+            "--json",
+        ],
+        None,
+        cache.path(),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let list: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert!(
+        list[0]["source"]
+            .as_str()
+            .is_some_and(|s| s.ends_with("testkit.wasm")),
+        "{list}"
+    );
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                out.extend(walk(&path));
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    out
+}

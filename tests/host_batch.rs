@@ -1,0 +1,531 @@
+//! The batch engine end to end against the real testkit component: chaining,
+//! validation, time limits, faults, retries.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{host, host_with, run, step, to_json};
+use serde_json::json;
+use stephost::batch::{BatchStatus, StepStatus};
+use stephost::{BatchOptions, batch::NoObserver};
+use tokio_util::sync::CancellationToken;
+
+#[tokio::test]
+async fn results_chain_into_later_steps() {
+    let host = host().await;
+    let report = run(
+        &host,
+        None,
+        json!({"steps": [
+            step("echo", json!({"value": {"items": [{"name": "alpha", "n": 7}]}})),
+            step("echo", json!({"value": "${STEP_1.items[0].name}"})),
+            step("echo", json!({"value": "${STEP_0.items[0].n}"})),
+            step("echo", json!({"value": "name=${STEP_2}, n=${STEP_3}"})),
+            step("echo", json!({"value": "${STEP_1}"})),
+            step("echo", json!({"value": "\\${STEP_1} stays literal"})),
+        ]}),
+    )
+    .await;
+    assert_eq!(report.status, BatchStatus::Passed, "{:#?}", report);
+    let values: Vec<_> = report
+        .steps
+        .iter()
+        .map(|s| s.value.clone().expect("value"))
+        .collect();
+    assert_eq!(values[1], json!("alpha"));
+    assert_eq!(values[2], json!(7), "a whole reference keeps the JSON type");
+    assert_eq!(
+        values[3],
+        json!("name=alpha, n=7"),
+        "references inside text are spliced"
+    );
+    assert_eq!(values[4], json!({"items": [{"name": "alpha", "n": 7}]}));
+    assert_eq!(values[5], json!("${STEP_1} stays literal"));
+    assert_eq!(report.steps_executed, 6);
+    assert_eq!(report.never_started, 0);
+}
+
+#[tokio::test]
+async fn assigned_names_live_on_in_the_session() {
+    let host = host().await;
+    let first = run(
+        &host,
+        Some("vars"),
+        json!({"steps": [{"plugin": "testkit", "verb": "echo", "input": {"value": 41}, "assign_to": "answer"},
+                         step("echo", json!({"value": "${answer}"}))]}),
+    )
+    .await;
+    assert_eq!(first.status, BatchStatus::Passed, "{first:#?}");
+    assert_eq!(first.steps[1].value, Some(json!(41)));
+    let second = run(
+        &host,
+        Some("vars"),
+        json!({"steps": [step("echo", json!({"value": "${answer}"}))]}),
+    )
+    .await;
+    assert_eq!(second.steps[0].value, Some(json!(41)));
+    let other = run(
+        &host,
+        Some("other"),
+        json!({"steps": [step("echo", json!({"value": "${answer}"}))]}),
+    )
+    .await;
+    assert_eq!(
+        other.status,
+        BatchStatus::Invalid,
+        "another session does not see the name"
+    );
+}
+
+#[tokio::test]
+async fn an_invalid_batch_names_every_problem_and_runs_nothing() {
+    let host = host().await;
+    let report = run(
+        &host,
+        Some("invalid"),
+        json!({"steps": [
+            step("count", json!({})),
+            {"plugin": "nope", "verb": "echo"},
+            step("ecoh", json!({"value": 1})),
+            step("sleep", json!({"ms": "long"})),
+            step("echo", json!({"value": "${STEP_6}"})),
+            step("echo", json!({"value": "${missing}"})),
+            {"plugin": "testkit", "verb": "echo", "input": {"value": 1}, "timeout_ms": 0, "label": "zero"},
+            {"plugin": "testkit", "verb": "echo", "input": {"value": 1}, "colour": "red"},
+        ], "on_failure": "sometimes"}),
+    )
+    .await;
+    assert_eq!(report.status, BatchStatus::Invalid);
+    assert_eq!(report.steps_executed, 0);
+    let errors: Vec<String> = report.errors.iter().map(ToString::to_string).collect();
+    let has = |needle: &str| errors.iter().any(|e| e.contains(needle));
+    assert!(has("on_failure"), "{errors:#?}");
+    assert!(
+        has("step 2: steps[1].plugin: unknown plugin `nope`"),
+        "{errors:#?}"
+    );
+    assert!(
+        has("step 3: steps[2].verb") && has("did you mean `echo`"),
+        "{errors:#?}"
+    );
+    assert!(has("step 4: steps[3].input.ms"), "{errors:#?}");
+    assert!(
+        has("`${STEP_6}` refers to step 6, which cannot have run yet"),
+        "{errors:#?}"
+    );
+    assert!(has("`${missing}`"), "{errors:#?}");
+    assert!(has("step 7 (\"zero\"): steps[6].timeout_ms"), "{errors:#?}");
+    assert!(has("steps[7].colour: unknown field"), "{errors:#?}");
+    // The count step in the rejected batch never ran.
+    let after = run(
+        &host,
+        Some("invalid"),
+        json!({"steps": [step("count", json!({}))]}),
+    )
+    .await;
+    assert_eq!(after.steps[0].value, Some(json!(1)));
+}
+
+#[tokio::test]
+async fn a_runaway_spin_times_out_fast_and_the_batch_carries_on() {
+    let host = host().await;
+    let started = Instant::now();
+    let report = run(
+        &host,
+        None,
+        json!({"steps": [
+            {"plugin": "testkit", "verb": "spin", "input": {}, "timeout_ms": 200},
+            step("echo", json!({"value": "after"})),
+        ], "on_failure": "continue"}),
+    )
+    .await;
+    let elapsed = started.elapsed();
+    assert!(elapsed < Duration::from_millis(900), "took {elapsed:?}");
+    assert_eq!(report.steps[0].status, StepStatus::TimedOut);
+    assert_eq!(
+        report.steps[0].error.as_ref().map(|e| e.code.as_str()),
+        Some("timeout")
+    );
+    assert!(
+        report.steps[0].time_ms >= 199.0 && report.steps[0].time_ms < 600.0,
+        "{}",
+        report.steps[0].time_ms
+    );
+    assert!(
+        report.steps[0].notes.iter().any(|n| n.contains("dropped")),
+        "{:?}",
+        report.steps[0].notes
+    );
+    assert_eq!(report.steps[1].status, StepStatus::Passed);
+    assert_eq!(report.status, BatchStatus::TimedOut);
+}
+
+#[tokio::test]
+async fn a_guest_blocked_in_sleep_is_stopped_at_the_deadline() {
+    let host = host().await;
+    let started = Instant::now();
+    let report = run(
+        &host,
+        None,
+        json!({"steps": [{"plugin": "testkit", "verb": "sleep", "input": {"ms": 10000}, "timeout_ms": 200}]}),
+    )
+    .await;
+    assert!(
+        started.elapsed() < Duration::from_millis(900),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(report.steps[0].status, StepStatus::TimedOut);
+    assert_eq!(report.status, BatchStatus::TimedOut);
+}
+
+#[tokio::test]
+async fn the_batch_budget_stops_the_run_and_later_steps_never_start() {
+    let host = host().await;
+    let started = Instant::now();
+    let report = run(
+        &host,
+        None,
+        json!({"steps": [
+            step("sleep", json!({"ms": 150})),
+            step("sleep", json!({"ms": 5000})),
+            step("echo", json!({"value": 1})),
+        ], "timeout_ms": 300, "on_failure": "continue"}),
+    )
+    .await;
+    assert!(
+        started.elapsed() < Duration::from_millis(900),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(report.status, BatchStatus::TimedOut);
+    assert_eq!(report.steps[0].status, StepStatus::Passed);
+    assert_eq!(report.steps[1].status, StepStatus::TimedOut);
+    assert_eq!(report.steps_executed, 2);
+    assert_eq!(report.never_started, 1);
+}
+
+#[tokio::test]
+async fn memory_past_the_limit_fails_clearly_and_the_host_carries_on() {
+    let host = host_with(|c| c.limits.memory_mib = 64).await;
+    let report = run(
+        &host,
+        Some("mem"),
+        json!({"steps": [
+            step("count", json!({})),
+            step("alloc", json!({"mib": 16})),
+            step("alloc", json!({"mib": 128})),
+            step("echo", json!({"value": "still here"})),
+            step("count", json!({})),
+        ], "on_failure": "continue"}),
+    )
+    .await;
+    assert_eq!(
+        report.steps[1].status,
+        StepStatus::Passed,
+        "{:#?}",
+        report.steps[1]
+    );
+    let error = report.steps[2].error.as_ref().expect("alloc failed");
+    assert_eq!(error.code, "memory-limit");
+    assert!(error.message.contains("64 MiB"), "{}", error.message);
+    assert_eq!(report.steps[3].value, Some(json!("still here")));
+    // The instance was re-created: its counter starts over.
+    assert_eq!(report.steps[4].value, Some(json!(1)));
+}
+
+#[tokio::test]
+async fn a_panic_poisons_only_its_own_instance() {
+    let host = host().await;
+    for session in ["a", "b"] {
+        let r = run(
+            &host,
+            Some(session),
+            json!({"steps": [step("count", json!({}))]}),
+        )
+        .await;
+        assert_eq!(r.steps[0].value, Some(json!(1)));
+    }
+    let r = run(
+        &host,
+        Some("a"),
+        json!({"steps": [step("panic", json!({"message": "boom"}))]}),
+    )
+    .await;
+    let error = r.steps[0].error.as_ref().expect("panicked");
+    assert_eq!(error.code, "trap");
+    assert!(
+        error.message.contains("boom"),
+        "the panic message is quoted: {}",
+        error.message
+    );
+    let a = run(
+        &host,
+        Some("a"),
+        json!({"steps": [step("count", json!({}))]}),
+    )
+    .await;
+    assert_eq!(
+        a.steps[0].value,
+        Some(json!(1)),
+        "session a got a fresh instance"
+    );
+    let b = run(
+        &host,
+        Some("b"),
+        json!({"steps": [step("count", json!({}))]}),
+    )
+    .await;
+    assert_eq!(b.steps[0].value, Some(json!(2)), "session b kept its state");
+}
+
+#[tokio::test]
+async fn flaky_with_retry_passes_on_the_third_run() {
+    let host = host().await;
+    let report = run(
+        &host,
+        None,
+        json!({"steps": [{"plugin": "testkit", "verb": "flaky", "input": {"failures": 2},
+                          "retry": {"attempts": 3, "on": ["world-moved"]}}]}),
+    )
+    .await;
+    assert_eq!(report.status, BatchStatus::Passed, "{report:#?}");
+    assert_eq!(report.steps[0].attempts, 3);
+    assert_eq!(report.steps[0].value, Some(json!({"calls": 3})));
+    assert_eq!(
+        report.steps[0].notes.len(),
+        2,
+        "{:?}",
+        report.steps[0].notes
+    );
+}
+
+#[tokio::test]
+async fn retries_stop_at_attempts_and_skip_unlisted_codes() {
+    let host = host().await;
+    let report = run(
+        &host,
+        None,
+        json!({"steps": [
+            {"plugin": "testkit", "verb": "flaky", "input": {"failures": 5}, "retry": {"attempts": 2}},
+            {"plugin": "testkit", "verb": "flaky", "input": {"failures": 1, "code": "not-found"}, "retry": {"attempts": 3, "on": ["world-moved"]}},
+        ], "on_failure": "continue"}),
+    )
+    .await;
+    assert_eq!(report.steps[0].attempts, 2);
+    assert_eq!(report.steps[0].status, StepStatus::Failed);
+    assert_eq!(report.steps[1].attempts, 1, "not-found is not in `on`");
+}
+
+#[tokio::test]
+async fn an_acting_verb_whose_input_fired_is_not_retried_unless_listed() {
+    let host = host().await;
+    let report = run(
+        &host,
+        None,
+        json!({"steps": [
+            {"plugin": "testkit", "verb": "fail", "input": {"code": "world-moved", "input_fired": true}, "retry": {"attempts": 3}},
+            {"plugin": "testkit", "verb": "fail", "input": {"code": "world-moved", "input_fired": false}, "retry": {"attempts": 3}},
+            {"plugin": "testkit", "verb": "fail", "input": {"code": "world-moved", "input_fired": true}, "retry": {"attempts": 3, "on": ["world-moved"]}},
+        ], "on_failure": "continue"}),
+    )
+    .await;
+    assert_eq!(report.steps[0].attempts, 1);
+    assert!(
+        report.steps[0]
+            .notes
+            .iter()
+            .any(|n| n.contains("not retried")),
+        "{:?}",
+        report.steps[0].notes
+    );
+    assert_eq!(report.steps[1].attempts, 3, "input provably never fired");
+    assert_eq!(report.steps[2].attempts, 3, "code listed explicitly");
+}
+
+#[tokio::test]
+async fn on_failure_stop_ends_the_batch() {
+    let host = host().await;
+    let report = run(
+        &host,
+        None,
+        json!({"steps": [
+            step("echo", json!({"value": 1})),
+            step("fail", json!({"code": "not-found", "message": "no such button"})),
+            step("echo", json!({"value": 3})),
+        ]}),
+    )
+    .await;
+    assert_eq!(report.status, BatchStatus::Failed);
+    assert_eq!(report.steps_executed, 2);
+    assert_eq!(report.never_started, 1);
+    let json = to_json(&report);
+    assert_eq!(json["steps"][1]["error"]["code"], "not-found");
+    assert_eq!(json["steps"][1]["error"]["message"], "no such button");
+}
+
+#[tokio::test]
+async fn a_reference_to_a_failed_step_fails_the_later_step_without_running_it() {
+    let host = host().await;
+    let report = run(
+        &host,
+        None,
+        json!({"steps": [
+            step("fail", json!({})),
+            step("echo", json!({"value": "${STEP_1}"})),
+        ], "on_failure": "continue"}),
+    )
+    .await;
+    let error = report.steps[1].error.as_ref().expect("unresolved");
+    assert_eq!(error.code, "unresolved-reference");
+    assert!(!error.input_fired);
+}
+
+#[tokio::test]
+async fn a_resolved_reference_is_checked_against_the_schema_again() {
+    let host = host().await;
+    let report = run(
+        &host,
+        None,
+        json!({"steps": [
+            step("echo", json!({"value": "soon"})),
+            step("sleep", json!({"ms": "${STEP_1}"})),
+        ]}),
+    )
+    .await;
+    let error = report.steps[1]
+        .error
+        .as_ref()
+        .expect("rejected at run time");
+    assert_eq!(error.code, "invalid-input");
+    assert!(error.message.contains("input.ms"), "{}", error.message);
+}
+
+#[tokio::test]
+async fn cancellation_stops_the_running_step_and_the_rest() {
+    let host = host().await;
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        trigger.cancel();
+    });
+    let started = Instant::now();
+    let report = host
+        .run_batch(
+            &json!({"steps": [step("spin", json!({})), step("echo", json!({"value": 1}))]}),
+            BatchOptions {
+                session_id: Some("cancel"),
+                observer: &NoObserver,
+                cancel,
+                ..BatchOptions::default()
+            },
+        )
+        .await;
+    assert!(
+        started.elapsed() < Duration::from_millis(800),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(report.status, BatchStatus::Cancelled);
+    assert_eq!(report.steps[0].status, StepStatus::Cancelled);
+    assert_eq!(report.never_started, 1);
+    let again = run(
+        &host,
+        Some("cancel"),
+        json!({"steps": [step("echo", json!({"value": "ok"}))]}),
+    )
+    .await;
+    assert_eq!(
+        again.status,
+        BatchStatus::Passed,
+        "the session is usable after a cancel"
+    );
+}
+
+#[tokio::test]
+async fn fuel_caps_cpu_per_step() {
+    let host = host_with(|c| c.limits.fuel_per_step = 50_000_000).await;
+    let report = run(&host, None, json!({"steps": [step("spin", json!({}))]})).await;
+    let error = report.steps[0].error.as_ref().expect("out of fuel");
+    assert_eq!(error.code, "out-of-fuel");
+    assert!(
+        error.message.contains("limits.fuel_per_step = 50000000"),
+        "{}",
+        error.message
+    );
+}
+
+#[tokio::test]
+async fn images_come_back_base64_and_labelled() {
+    let host = host().await;
+    let report = run(
+        &host,
+        None,
+        json!({"steps": [step("image", json!({"width": 4, "height": 3}))]}),
+    )
+    .await;
+    let json = to_json(&report);
+    let image = json["steps"][0]["content"]
+        .as_array()
+        .and_then(|items| items.iter().find(|i| i["type"] == "image"))
+        .expect("an image item")
+        .clone();
+    assert_eq!(image["mime_type"], "image/png");
+    assert_eq!(image["label"], "step 1: image");
+    use base64::Engine as _;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(image["data"].as_str().expect("data"))
+        .expect("base64");
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+    assert_eq!(
+        u32::from_be_bytes([bytes[16], bytes[17], bytes[18], bytes[19]]),
+        4
+    );
+    assert_eq!(
+        u32::from_be_bytes([bytes[20], bytes[21], bytes[22], bytes[23]]),
+        3
+    );
+}
+
+#[tokio::test]
+async fn plugin_logs_are_attached_to_their_step() {
+    let host = host().await;
+    let report = run(&host, None, json!({"steps": [step("log", json!({"message": "hello from the guest", "level": "warn"}))]})).await;
+    let json = to_json(&report);
+    assert_eq!(json["steps"][0]["logs"][0]["level"], "warn");
+    assert_eq!(
+        json["steps"][0]["logs"][0]["message"],
+        "hello from the guest"
+    );
+}
+
+#[tokio::test]
+async fn the_report_has_the_documented_shape() {
+    let host = host().await;
+    let report = run(&host, None, json!({"steps": [{"plugin": "testkit", "verb": "echo", "input": {"value": 1}, "label": "one"}]})).await;
+    let json = to_json(&report);
+    for key in [
+        "status",
+        "batch_id",
+        "session_id",
+        "steps_total",
+        "steps_executed",
+        "never_started",
+        "time_ms",
+        "steps",
+    ] {
+        assert!(json.get(key).is_some(), "missing {key}: {json}");
+    }
+    for key in [
+        "index", "label", "plugin", "verb", "status", "attempts", "time_ms", "value",
+    ] {
+        assert!(
+            json["steps"][0].get(key).is_some(),
+            "missing steps[0].{key}: {json}"
+        );
+    }
+    assert_eq!(json["status"], "passed");
+    assert_eq!(json["steps"][0]["label"], "one");
+}
