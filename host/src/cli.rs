@@ -43,6 +43,13 @@ enum Command {
         #[arg(long, short)]
         quiet: bool,
     },
+    /// Serve MCP: over stdio by default, or streamable HTTP at `http://ADDR/mcp`.
+    Serve {
+        /// Listen for streamable HTTP on this address (e.g. 127.0.0.1:8765; port 0
+        /// picks a free port, printed on stderr).
+        #[arg(long, value_name = "ADDR")]
+        http: Option<std::net::SocketAddr>,
+    },
     /// List plugins and their verbs.
     Plugins {
         /// Print JSON with the full input schemas.
@@ -105,6 +112,7 @@ async fn async_main(cli: Cli) -> ExitCode {
             quiet,
         } => run(&host, file, session.as_deref(), *compact, *quiet).await,
         Command::Plugins { json } => plugins(&host, *json),
+        Command::Serve { http } => serve(host, *http).await,
     };
     result.unwrap_or_else(|e| {
         eprintln!("stephost: {e:#}");
@@ -213,6 +221,22 @@ fn plugins(host: &Host, json: bool) -> anyhow::Result<ExitCode> {
             writeln!(stdout, "  {:width$}  {acts}  {first_line}", verb.name)?;
         }
         writeln!(stdout)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn serve(host: Host, http: Option<std::net::SocketAddr>) -> anyhow::Result<ExitCode> {
+    match http {
+        None => stephost::mcp::serve_stdio(host).await?,
+        Some(addr) => {
+            let shutdown = tokio_util::sync::CancellationToken::new();
+            let on_signal = shutdown.clone();
+            tokio::spawn(async move {
+                let _ = tokio::signal::ctrl_c().await;
+                on_signal.cancel();
+            });
+            stephost::mcp::serve_http(host, addr, shutdown).await?;
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

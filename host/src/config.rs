@@ -22,6 +22,8 @@ pub struct Config {
     pub plugins: PluginsConfig,
     /// Sessions.
     pub sessions: SessionsConfig,
+    /// The MCP front.
+    pub mcp: McpConfig,
 }
 
 /// Limits applied to every step and batch.
@@ -140,6 +142,29 @@ impl Default for SessionsConfig {
         Self {
             idle_timeout_s: 1_800,
             max_sessions: 1_000,
+        }
+    }
+}
+
+/// MCP front settings.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct McpConfig {
+    /// Offer one tool per plugin verb besides the batch tools.
+    pub verb_tools: bool,
+    /// Tool names by `plugin.verb`, to resolve two plugins claiming one name.
+    pub tool_names: std::collections::BTreeMap<String, String>,
+    /// Extra `Host` header values the HTTP server accepts (it accepts loopback
+    /// names and the bound address by default, against DNS rebinding).
+    pub allowed_hosts: Vec<String>,
+}
+
+impl Default for McpConfig {
+    fn default() -> Self {
+        Self {
+            verb_tools: true,
+            tool_names: Default::default(),
+            allowed_hosts: Vec::new(),
         }
     }
 }

@@ -11,8 +11,10 @@
 pub mod batch;
 pub mod capabilities;
 pub mod config;
+pub mod dialects;
 pub mod engine;
 mod host;
+pub mod mcp;
 pub mod plugins;
 pub mod session;
 

@@ -103,9 +103,9 @@ impl LoadedPlugin {
         self.verbs.get(name)
     }
 
-    /// Verb names, sorted.
+    /// Verb names, in the order the plugin lists them.
     pub fn verb_names(&self) -> impl Iterator<Item = &str> {
-        self.verbs.keys().map(String::as_str)
+        self.info.verbs.iter().map(|v| v.name.as_str())
     }
 
     pub(crate) fn pre(&self) -> &PluginPre<HostState> {

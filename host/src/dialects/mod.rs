@@ -1,0 +1,63 @@
+//! Dialects: each batch tool's own input and result shape, mapped onto the
+//! generic plan and report. A dialect is a thin translation in both directions;
+//! validation, running, timing and retries all happen in the batch engine.
+
+pub mod batch;
+pub mod single;
+
+use serde_json::{Map, Value};
+
+use crate::batch::{Problem, Report, UnknownPolicy};
+use crate::plugins::Registry;
+
+/// One batch tool's shape.
+pub trait Dialect: Send + Sync {
+    /// Tool name (`batch`, `execute_batch`, ...).
+    fn name(&self) -> &str;
+    /// Tool description for models: when to use it, how references and failures work.
+    fn description(&self, registry: &Registry) -> String;
+    /// JSON Schema of the tool's arguments.
+    fn input_schema(&self, registry: &Registry) -> Value;
+    /// JSON Schema of the structured result.
+    fn output_schema(&self) -> Value;
+    /// How `${...}` that the host does not know are treated.
+    fn policy(&self) -> UnknownPolicy {
+        UnknownPolicy::Reject
+    }
+    /// Whether the tool is offered with these plugins loaded.
+    fn available(&self, _registry: &Registry) -> bool {
+        true
+    }
+    /// Maps tool arguments to a generic batch (`{"steps": [...], ...}`).
+    fn to_batch(
+        &self,
+        args: &Map<String, Value>,
+        registry: &Registry,
+    ) -> Result<Value, Vec<Problem>>;
+    /// Renders the generic report in this tool's result shape.
+    fn render(&self, report: &Report) -> Value;
+}
+
+/// The `session_id` argument, if any.
+pub fn session_arg(args: &Map<String, Value>) -> Option<&str> {
+    args.get("session_id").and_then(Value::as_str)
+}
+
+/// A problem with a tool argument outside any step.
+pub fn arg_problem(field: &str, message: impl Into<String>) -> Problem {
+    Problem {
+        step: None,
+        label: None,
+        field: field.to_owned(),
+        message: message.into(),
+    }
+}
+
+/// JSON Schema for the optional `session_id` argument.
+pub fn session_id_schema() -> Value {
+    serde_json::json!({
+        "type": "string",
+        "pattern": "^[A-Za-z0-9._:-]{1,128}$",
+        "description": "Session to run in. State (plugin instances such as a browser or counters, and variables stored with assign_to) lives in the session. Omit it to use this connection's session, or a fresh one; the session_id used is returned in the result so you can pass it on."
+    })
+}
