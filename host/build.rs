@@ -138,6 +138,14 @@ fn find_plugins(plugins_dir: &Path) -> Vec<Plugin> {
         if !lib.contains("cdylib") {
             continue;
         }
+        // Test-only plugins (`embed = false`) are built for the tests but not built in.
+        let metadata = section(&manifest, "package.metadata.stephost");
+        if metadata
+            .lines()
+            .any(|line| line.replace(' ', "") == "embed=false")
+        {
+            continue;
+        }
         let name = string_value(&section(&manifest, "package"), "name")
             .unwrap_or_else(|| panic!("plugins/{member}/Cargo.toml: no `name` in [package]"));
         // The artifact is named after the library, which defaults to the package name.

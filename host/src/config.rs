@@ -5,7 +5,11 @@
 
 use std::path::{Path, PathBuf};
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
+
+use crate::capabilities::Grant;
 
 /// Mebibyte.
 const MIB: u64 = 1024 * 1024;
@@ -115,6 +119,11 @@ pub struct PluginsConfig {
     pub disable: Vec<String>,
     /// Extra directories of `.wasm` components.
     pub dirs: Vec<PathBuf>,
+    /// What each plugin, by name, may use beyond the basics. A plugin not listed
+    /// gets nothing extra. Setting an entry replaces that plugin's default; the
+    /// other defaults stay.
+    #[serde(deserialize_with = "grants_over_defaults")]
+    pub grants: BTreeMap<String, Grant>,
 }
 
 impl Default for PluginsConfig {
@@ -123,8 +132,29 @@ impl Default for PluginsConfig {
             builtin: true,
             disable: Vec::new(),
             dirs: Vec::new(),
+            grants: default_grants(),
         }
     }
+}
+
+fn grants_over_defaults<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<BTreeMap<String, Grant>, D::Error> {
+    let mut grants = default_grants();
+    grants.extend(BTreeMap::<String, Grant>::deserialize(deserializer)?);
+    Ok(grants)
+}
+
+/// Grants of the built-in plugins: Robot Framework remote libraries on loopback.
+fn default_grants() -> BTreeMap<String, Grant> {
+    let mut grants = BTreeMap::new();
+    grants.insert(
+        "rf".to_owned(),
+        Grant {
+            http: vec!["loopback:*".to_owned()],
+        },
+    );
+    grants
 }
 
 /// Session settings.
@@ -283,6 +313,14 @@ impl Config {
         if l.max_steps_per_batch == 0 {
             return invalid("limits.max_steps_per_batch", "must be at least 1".into());
         }
+        for (plugin, grant) in &self.plugins.grants {
+            if let Err(e) = grant.allow_list() {
+                return Err(ConfigError::Invalid {
+                    field: "plugins.grants",
+                    problem: format!("[plugins.grants.{plugin}] http: {e}"),
+                });
+            }
+        }
         if l.max_attempts == 0 {
             return invalid("limits.max_attempts", "must be at least 1".into());
         }
@@ -327,6 +365,21 @@ mod tests {
     fn unknown_keys_are_errors() {
         let err = Config::parse("[limits]\nmemory_mb = 10\n").expect_err("unknown key");
         assert!(err.to_string().contains("memory_mb"), "{err}");
+    }
+
+    #[test]
+    fn grants_merge_over_the_defaults() {
+        let config =
+            Config::parse("[plugins.grants.mine]\nhttp = [\"example.com:443\"]\n").expect("parses");
+        assert_eq!(config.plugins.grants["mine"].http, ["example.com:443"]);
+        assert_eq!(
+            config.plugins.grants["rf"].http,
+            ["loopback:*"],
+            "defaults kept"
+        );
+        let err =
+            Config::parse("[plugins.grants.mine]\nhttp = [\"nope\"]\n").expect_err("bad pattern");
+        assert!(err.to_string().contains("[plugins.grants.mine]"), "{err}");
     }
 
     #[test]

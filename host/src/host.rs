@@ -66,8 +66,7 @@ impl Host {
         let cache = config
             .cache_dir()
             .map(|dir| CompileCache::new(&dir, &engine));
-        let mut registry = Registry::new(&engine, cache)
-            .map_err(|e| anyhow::anyhow!("cannot link host capabilities: {e:#}"))?;
+        let mut registry = Registry::new(&engine, cache, config.plugins.grants.clone());
         if config.plugins.builtin {
             for plugin in embedded::EMBEDDED {
                 if config.plugins.disable.iter().any(|d| d == plugin.name) {

@@ -366,6 +366,12 @@ async fn attempt_once(
     };
     let outcome = instance.invoke(&step.verb, input_text, budget).await;
     report.logs.extend(outcome.logs);
+    for destination in &outcome.http_denied {
+        report.notes.push(format!(
+            "the host refused outbound HTTP to {destination}: not in the `{plugin_name}` plugin's http grant ({})",
+            step.plugin.allow_list().describe()
+        ));
+    }
     if outcome.logs_dropped > 0 {
         report.notes.push(format!(
             "{} log lines dropped (limits.max_log_lines_per_step = {})",

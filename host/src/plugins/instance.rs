@@ -67,6 +67,8 @@ pub struct CallOutcome {
     pub logs_dropped: usize,
     /// Fuel the call burned.
     pub fuel_used: u64,
+    /// Outbound HTTP destinations the host refused during the call.
+    pub http_denied: Vec<String>,
 }
 
 /// Limits for one call.
@@ -98,7 +100,12 @@ impl PluginInstance {
         max_logs: usize,
         budget: &CallBudget,
     ) -> Result<Self, InstantiateError> {
-        let state = HostState::new(plugin.name_arc(), memory_bytes, max_logs);
+        let state = HostState::new(
+            plugin.name_arc(),
+            plugin.allow_list().clone(),
+            memory_bytes,
+            max_logs,
+        );
         let mut store = Store::new(plugin.engine(), state);
         store.limiter(|state| &mut state.limiter);
         store.epoch_deadline_callback(|ctx| {
@@ -156,6 +163,7 @@ impl PluginInstance {
             logs: std::mem::take(&mut state.logs),
             logs_dropped: std::mem::take(&mut state.logs_dropped),
             fuel_used: budget.fuel.saturating_sub(fuel_left),
+            http_denied: std::mem::take(&mut state.http_gate.denied),
         }
     }
 

@@ -10,11 +10,11 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use wasmtime::Engine;
-use wasmtime::component::{Component, Linker};
+use wasmtime::component::Component;
 
 use super::bindings::PluginPre;
 use super::instance::{CallBudget, PluginInstance};
-use crate::capabilities::{self, Capability, HostState};
+use crate::capabilities::{self, AllowList, Capability, Grant, HostState};
 use crate::engine::{CompileCache, sha256_hex};
 
 /// Time and fuel allowed for a plugin's `describe` at load.
@@ -81,6 +81,7 @@ pub struct LoadedPlugin {
     verbs: BTreeMap<String, Verb>,
     pre: PluginPre<HostState>,
     engine: Engine,
+    allow: AllowList,
 }
 
 impl LoadedPlugin {
@@ -115,6 +116,11 @@ impl LoadedPlugin {
     pub(crate) fn engine(&self) -> &Engine {
         &self.engine
     }
+
+    /// Where its outbound HTTP may go. The host may add destinations at run time.
+    pub fn allow_list(&self) -> &AllowList {
+        &self.allow
+    }
 }
 
 /// Where a component comes from.
@@ -144,17 +150,35 @@ pub enum LoadError {
         /// wasmtime's message.
         message: String,
     },
-    /// The component imports something the host does not grant.
-    #[error(
-        "plugin {source_name}: imports `{import}`, which is not granted to it (the host links only: {granted})"
-    )]
-    NotGranted {
+    /// The component imports something the host does not offer at all.
+    #[error("plugin {source_name}: imports `{import}`, which this host does not provide")]
+    UnknownImport {
         /// Where it came from.
         source_name: String,
         /// The import.
         import: String,
-        /// What is on offer.
-        granted: String,
+    },
+    /// The component imports a capability its grant does not include.
+    #[error(
+        "plugin `{plugin}` ({source_name}) imports `{import}`, which needs the `{grant}` grant; it has not been granted (set it under [plugins.grants.{plugin}])"
+    )]
+    NotGranted {
+        /// Plugin name.
+        plugin: String,
+        /// Where it came from.
+        source_name: String,
+        /// The import.
+        import: String,
+        /// The grant key that would allow it.
+        grant: &'static str,
+    },
+    /// The grant itself is malformed.
+    #[error("plugin `{plugin}`: bad grant: {message}")]
+    BadGrant {
+        /// Plugin name.
+        plugin: String,
+        /// What is wrong.
+        message: String,
     },
     /// `describe` failed or returned nonsense.
     #[error("plugin {source_name}: {message}")]
@@ -179,22 +203,25 @@ pub enum LoadError {
 /// Every loaded plugin, by name.
 pub struct Registry {
     plugins: BTreeMap<String, Arc<LoadedPlugin>>,
-    linker: Linker<HostState>,
+    grants: BTreeMap<String, Grant>,
     engine: Engine,
     cache: Option<CompileCache>,
 }
 
 impl Registry {
-    /// An empty registry whose linker offers every host capability.
-    pub fn new(engine: &Engine, cache: Option<CompileCache>) -> wasmtime::Result<Self> {
-        let mut linker = Linker::new(engine);
-        capabilities::add_to_linker(&mut linker)?;
-        Ok(Self {
+    /// An empty registry; `grants` says what each plugin, by name, may use beyond
+    /// the basics.
+    pub fn new(
+        engine: &Engine,
+        cache: Option<CompileCache>,
+        grants: BTreeMap<String, Grant>,
+    ) -> Self {
+        Self {
             plugins: BTreeMap::new(),
-            linker,
+            grants,
             engine: engine.clone(),
             cache,
-        })
+        }
     }
 
     /// Loads one component and adds it.
@@ -220,16 +247,37 @@ impl Registry {
             message: format!("{e:#}"),
         })?;
         tracing::debug!(plugin = %source_name, elapsed_ms = started.elapsed().as_secs_f64() * 1e3, "component ready");
-        check_imports(&self.engine, &component, &source_name)?;
-        let pre = self
-            .linker
-            .instantiate_pre(&component)
+        let imports = imports(&self.engine, &component, &source_name)?;
+        let compile_err = |e: wasmtime::Error| LoadError::Compile {
+            source_name: source_name.clone(),
+            message: format!("{e:#}"),
+        };
+        // Ask the component what it is before its grant is known; the probe
+        // instance is granted nothing.
+        let probe_pre = capabilities::describe_linker(&self.engine)
+            .and_then(|linker| linker.instantiate_pre(&component))
             .and_then(PluginPre::new)
-            .map_err(|e| LoadError::Compile {
-                source_name: source_name.clone(),
-                message: format!("{e:#}"),
-            })?;
-        let plugin = describe(&self.engine, pre, &source_name, digest).await?;
+            .map_err(compile_err)?;
+        let mut plugin = describe(&self.engine, probe_pre, &source_name, digest).await?;
+        let grant = self.grants.get(plugin.name()).cloned().unwrap_or_default();
+        for (import, capability) in &imports {
+            if !grant.allows(*capability) {
+                return Err(LoadError::NotGranted {
+                    plugin: plugin.name().to_owned(),
+                    source_name,
+                    import: import.clone(),
+                    grant: capability.grant_key().unwrap_or("basic"),
+                });
+            }
+        }
+        plugin.allow = grant.allow_list().map_err(|e| LoadError::BadGrant {
+            plugin: plugin.name().to_owned(),
+            message: e.to_string(),
+        })?;
+        plugin.pre = capabilities::linker(&self.engine, &grant)
+            .and_then(|linker| linker.instantiate_pre(&component))
+            .and_then(PluginPre::new)
+            .map_err(compile_err)?;
         if let Some(existing) = self.plugins.get(plugin.name()) {
             return Err(LoadError::Duplicate {
                 name: plugin.name().to_owned(),
@@ -280,24 +328,23 @@ impl Registry {
     }
 }
 
-/// Refuses a component that imports anything the host does not offer, naming
-/// the import, before any of its code runs.
-fn check_imports(
+/// The component's imports with the capability each needs. Refuses a component
+/// that imports anything the host does not offer, before any of its code runs.
+fn imports(
     engine: &Engine,
     component: &Component,
     source_name: &str,
-) -> Result<(), LoadError> {
+) -> Result<Vec<(String, Capability)>, LoadError> {
     let ty = component.component_type();
-    for (name, _) in ty.imports(engine) {
-        if Capability::for_import(name).is_none() {
-            return Err(LoadError::NotGranted {
+    ty.imports(engine)
+        .map(|(name, _)| match Capability::for_import(name) {
+            Some(capability) => Ok((name.to_owned(), capability)),
+            None => Err(LoadError::UnknownImport {
                 source_name: source_name.to_owned(),
                 import: name.to_owned(),
-                granted: "wasi:io, wasi:clocks, wasi:random, wasi:cli, wasi:filesystem (empty), stephost:plugin/log".into(),
-            });
-        }
-    }
-    Ok(())
+            }),
+        })
+        .collect()
 }
 
 /// Instantiates a throwaway instance to ask the plugin what it offers.
@@ -325,6 +372,7 @@ async fn describe(
         verbs: BTreeMap::new(),
         pre: pre.clone(),
         engine: engine.clone(),
+        allow: AllowList::default(),
     });
     let budget = CallBudget {
         deadline: Instant::now() + DESCRIBE_TIMEOUT,
@@ -394,6 +442,7 @@ async fn describe(
         verbs,
         pre,
         engine: engine.clone(),
+        allow: AllowList::default(),
     })
 }
 
