@@ -8,12 +8,22 @@ root=$PWD
 
 say() { printf '\n==> %s\n' "$*" >&2; }
 
-# --- system packages -------------------------------------------------------
+# --- build dependencies (C toolchain, xcap's -dev packages, wasm target) ----
+scripts/deps.sh
+
+# --- test dependencies -------------------------------------------------------
 need_pkgs=()
 have() { command -v "$1" >/dev/null 2>&1; }
-have pkg-config || need_pkgs+=(pkg-config)
-have cc || need_pkgs+=(build-essential)
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'ok installed'; }
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_pkgs+=(python3-venv)
+# The browser plugin's tests drive real browsers: Chromium + chromedriver, Firefox.
+[ -x /usr/bin/chromium ] || need_pkgs+=(chromium)
+[ -x /usr/bin/chromedriver ] || need_pkgs+=(chromium-driver)
+have firefox-esr || need_pkgs+=(firefox-esr)
+# The desktop tests run real X clients under Xvfb, with and without openbox.
+for pkg in xvfb xauth openbox xterm python3-tk x11-utils; do
+  installed "$pkg" || need_pkgs+=("$pkg")
+done
 if ((${#need_pkgs[@]})); then
   say "installing Debian packages: ${need_pkgs[*]}"
   if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi
@@ -21,11 +31,10 @@ if ((${#need_pkgs[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_pkgs[@]}" >/dev/null
 fi
 
-# --- Rust toolchain and the wasm target ------------------------------------
-# rustup does not install a toolchain file's targets when RUSTUP_AUTO_INSTALL=0.
-if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-wasip2; then
-  say "adding the wasm32-wasip2 target"
-  rustup target add wasm32-wasip2
+# --- geckodriver (Firefox's WebDriver driver), from crates.io ----------------
+if ! have geckodriver && [ ! -x "$HOME/.cargo/bin/geckodriver" ]; then
+  say "installing geckodriver (cargo install geckodriver --locked)"
+  cargo install geckodriver --locked --quiet
 fi
 
 # --- Python venv with the MCP test client ----------------------------------
@@ -34,8 +43,8 @@ if [ ! -x "$venv/bin/python" ]; then
   say "creating the Python venv for the end-to-end tests"
   python3 -m venv "$venv"
 fi
-if ! "$venv/bin/python" -c 'import mcp, pytest' >/dev/null 2>&1; then
-  say "installing the Python test client (mcp, pytest)"
+if ! "$venv/bin/python" -c 'import mcp, pytest, robot, robotremoteserver' >/dev/null 2>&1; then
+  say "installing the Python test dependencies (mcp, pytest, robotframework, robotremoteserver)"
   "$venv/bin/pip" install -q --disable-pip-version-check -r tests/requirements.txt
 fi
 
@@ -51,6 +60,12 @@ cargo build --release
 
 say "cargo test --release"
 cargo test --release --workspace
+
+# The rf plugin's own unit tests run natively (its WIT glue is wasm-only).
+say "rf plugin: fmt, clippy, unit tests"
+cargo fmt --manifest-path plugins/Cargo.toml --all --check
+cargo clippy --manifest-path plugins/Cargo.toml -p rf --all-targets -- -D warnings
+cargo test --manifest-path plugins/Cargo.toml -p rf -p testkit
 
 if ls tests/e2e/test_*.py >/dev/null 2>&1; then
   say "end-to-end tests (pytest)"

@@ -212,3 +212,23 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+#[test]
+fn the_example_tenants_file_is_valid_and_hash_token_matches_it() {
+    let cache = tempfile::tempdir().expect("tempdir");
+    let out = stephost(&["hash-token", "demo-token-acme"], None, cache.path());
+    assert_eq!(out.status.code(), Some(0));
+    let hash = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    let example = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../examples/tenants.toml"
+    ))
+    .expect("example");
+    assert!(
+        example.contains(&hash),
+        "examples/tenants.toml lists the demo token's hash"
+    );
+    let file: stephost::tenancy::TenantsFile = toml::from_str(&example).expect("parses");
+    file.validate().expect("valid");
+    assert_eq!(file.tenants.len(), 2);
+}

@@ -33,6 +33,7 @@ fn config(dir: &tempfile::TempDir, http: &[&str]) -> Config {
             "nettest".into(),
             Grant {
                 http: http.iter().map(|s| s.to_string()).collect(),
+                ..Grant::default()
             },
         );
     }
@@ -145,4 +146,30 @@ async fn loopback_grants_cover_every_loopback_name() {
         assert_eq!(report.status, BatchStatus::Passed, "{url}: {report:#?}");
     }
     assert_eq!(hits.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn the_desktop_plugin_loads_only_with_the_desktop_grant() {
+    let mut config = Config::default();
+    config.engine.max_instances = 32;
+    config.engine.cache_dir = Some(std::env::temp_dir().join("stephost-test-cache"));
+    assert!(
+        config.plugins.grants["desktop"].desktop,
+        "the built-in desktop plugin is granted by default"
+    );
+    let host = Host::start(config.clone()).await.expect("starts");
+    assert!(host.registry().get("desktop").is_some());
+    drop(host);
+
+    config
+        .plugins
+        .grants
+        .insert("desktop".into(), Grant::default());
+    let err = match Host::start(config).await {
+        Ok(_) => panic!("the desktop plugin must not load without the desktop grant"),
+        Err(e) => format!("{e:#}"),
+    };
+    assert!(err.contains("plugin `desktop`"), "{err}");
+    assert!(err.contains("imports `stephost:plugin/"), "{err}");
+    assert!(err.contains("`desktop` grant"), "{err}");
 }

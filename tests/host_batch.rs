@@ -366,6 +366,37 @@ async fn on_failure_stop_ends_the_batch() {
 }
 
 #[tokio::test]
+async fn an_always_step_still_runs_after_a_failure_stopped_the_batch() {
+    let host = host().await;
+    let mut finally = step("echo", json!({"value": "finally"}));
+    finally["always"] = json!(true);
+    let report = run(
+        &host,
+        None,
+        json!({"steps": [
+            step("fail", json!({"code": "not-found"})),
+            step("echo", json!({"value": "skipped"})),
+            finally,
+        ]}),
+    )
+    .await;
+    assert_eq!(report.status, BatchStatus::Failed, "{report:#?}");
+    let ran: Vec<usize> = report.steps.iter().map(|s| s.index).collect();
+    assert_eq!(
+        ran,
+        [0, 2],
+        "the middle step is skipped, the always step runs"
+    );
+    assert_eq!(report.steps[1].value, Some(json!("finally")));
+    assert_eq!(report.never_started, 1);
+    assert!(
+        report.notes.iter().any(|n| n.contains("marked `always`")),
+        "{:?}",
+        report.notes
+    );
+}
+
+#[tokio::test]
 async fn a_reference_to_a_failed_step_fails_the_later_step_without_running_it() {
     let host = host().await;
     let report = run(
@@ -528,4 +559,34 @@ async fn the_report_has_the_documented_shape() {
     }
     assert_eq!(json["status"], "passed");
     assert_eq!(json["steps"][0]["label"], "one");
+}
+
+#[tokio::test]
+async fn a_name_whose_assigning_step_failed_never_reads_an_older_value() {
+    let host = host().await;
+    let first = run(
+        &host,
+        Some("stale"),
+        json!({"steps": [{"plugin": "testkit", "verb": "echo", "input": {"value": "old"}, "assign_to": "x"}]}),
+    )
+    .await;
+    assert_eq!(first.status, BatchStatus::Passed);
+    let report = run(
+        &host,
+        Some("stale"),
+        json!({"steps": [
+            {"plugin": "testkit", "verb": "fail", "input": {}, "assign_to": "x"},
+            step("echo", json!({"value": "${x}"})),
+        ], "on_failure": "continue"}),
+    )
+    .await;
+    let error = report.steps[1].error.as_ref().expect("unresolved");
+    assert_eq!(error.code, "unresolved-reference");
+    assert!(
+        error
+            .message
+            .contains("step 1, which assigns `x`, did not pass"),
+        "{}",
+        error.message
+    );
 }

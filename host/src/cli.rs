@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 use serde_json::Value;
 use stephost::batch::{BatchStatus, Observer, PlannedStep, StepReport, StepStatus};
 use stephost::config::Config;
+use stephost::tenancy::TenantsFile;
 use stephost::{BatchOptions, Host};
 
 /// A WebAssembly-plugin step host: validated, time-boxed batches of tool calls.
@@ -21,6 +22,10 @@ struct Cli {
     /// Also load the `.wasm` components in this directory (repeatable).
     #[arg(long = "plugins", global = true, value_name = "DIR")]
     plugin_dirs: Vec<PathBuf>,
+    /// Browser for the browser plugin: chromium (default) or firefox. Overrides
+    /// `[browser] kind` in the config.
+    #[arg(long, global = true, env = "STEPHOST_BROWSER", value_name = "KIND")]
+    browser: Option<stephost::capabilities::webdriver::BrowserKind>,
     #[command(subcommand)]
     command: Command,
 }
@@ -49,6 +54,16 @@ enum Command {
         /// picks a free port, printed on stderr).
         #[arg(long, value_name = "ADDR")]
         http: Option<std::net::SocketAddr>,
+        /// Tenants file (TOML): every HTTP request then needs
+        /// `Authorization: Bearer <token>` of a listed tenant. See
+        /// examples/tenants.toml.
+        #[arg(long, value_name = "FILE", requires = "http")]
+        tenants: Option<PathBuf>,
+    },
+    /// Print the sha256 of an API token, for a tenants file's `token_sha256`.
+    HashToken {
+        /// The token (`-` reads it from stdin, keeping it out of shell history).
+        token: String,
     },
     /// List plugins and their verbs.
     Plugins {
@@ -93,10 +108,23 @@ async fn start_host(cli: &Cli) -> anyhow::Result<Host> {
         None => Config::default(),
     };
     config.plugins.dirs.extend(cli.plugin_dirs.iter().cloned());
-    Host::start(config).await
+    if let Some(kind) = cli.browser {
+        config.browser.kind = kind;
+    }
+    let tenants = match &cli.command {
+        Command::Serve {
+            tenants: Some(path),
+            ..
+        } => Some(TenantsFile::load(path)?),
+        _ => None,
+    };
+    Host::start_with_tenants(config, tenants).await
 }
 
 async fn async_main(cli: Cli) -> ExitCode {
+    if let Command::HashToken { token } = &cli.command {
+        return hash_token(token);
+    }
     let host = match start_host(&cli).await {
         Ok(host) => host,
         Err(e) => {
@@ -112,7 +140,8 @@ async fn async_main(cli: Cli) -> ExitCode {
             quiet,
         } => run(&host, file, session.as_deref(), *compact, *quiet).await,
         Command::Plugins { json } => plugins(&host, *json),
-        Command::Serve { http } => serve(host, *http).await,
+        Command::Serve { http, .. } => serve(host, *http).await,
+        Command::HashToken { .. } => Ok(ExitCode::SUCCESS),
     };
     result.unwrap_or_else(|e| {
         eprintln!("stephost: {e:#}");
@@ -194,7 +223,7 @@ async fn run(
     }
     Ok(match report.status {
         BatchStatus::Passed => ExitCode::SUCCESS,
-        BatchStatus::Invalid => ExitCode::from(2),
+        BatchStatus::Invalid | BatchStatus::Rejected => ExitCode::from(2),
         _ => ExitCode::from(1),
     })
 }
@@ -239,4 +268,23 @@ async fn serve(host: Host, http: Option<std::net::SocketAddr>) -> anyhow::Result
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn hash_token(token: &str) -> ExitCode {
+    let token = if token == "-" {
+        let mut text = String::new();
+        if let Err(e) = std::io::stdin().read_to_string(&mut text) {
+            eprintln!("stephost: cannot read the token from stdin: {e}");
+            return ExitCode::from(2);
+        }
+        text.trim().to_owned()
+    } else {
+        token.to_owned()
+    };
+    if token.is_empty() {
+        eprintln!("stephost: the token is empty");
+        return ExitCode::from(2);
+    }
+    println!("{}", stephost::tenancy::hash_token(&token));
+    ExitCode::SUCCESS
 }

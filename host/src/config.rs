@@ -28,6 +28,54 @@ pub struct Config {
     pub sessions: SessionsConfig,
     /// The MCP front.
     pub mcp: McpConfig,
+    /// The desktop capabilities (blocked key combos).
+    pub desktop: crate::capabilities::desktop::DesktopConfig,
+    /// The browser behind the `webdriver` capability.
+    pub browser: crate::capabilities::webdriver::BrowserConfig,
+    /// Serving many clients: admission and identity.
+    pub server: ServerConfig,
+}
+
+/// Server-wide settings.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServerConfig {
+    /// Batches running at once across all tenants; past it a batch is refused
+    /// with `busy` and a retry hint rather than queued.
+    pub max_concurrent_batches: usize,
+    /// Batches one tenant may run at once, unless its own limit says otherwise.
+    pub max_concurrent_batches_per_tenant: usize,
+    /// Batches one tenant may start per minute, unless its own limit says otherwise.
+    pub batches_per_minute: u32,
+    /// This instance's stable name, minted into session ids so a proxy can route
+    /// a session to the instance that holds it. Default: `$STEPHOST_INSTANCE`,
+    /// else `local`.
+    pub instance: Option<String>,
+    /// sha256 (hex) of a token required for `/metrics`; open when unset.
+    pub metrics_token_sha256: Option<String>,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            max_concurrent_batches: 256,
+            max_concurrent_batches_per_tenant: 64,
+            batches_per_minute: 6_000,
+            instance: None,
+            metrics_token_sha256: None,
+        }
+    }
+}
+
+impl ServerConfig {
+    /// The instance name in force.
+    pub fn instance_name(&self) -> String {
+        self.instance
+            .clone()
+            .or_else(|| std::env::var("STEPHOST_INSTANCE").ok())
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "local".to_owned())
+    }
 }
 
 /// Limits applied to every step and batch.
@@ -59,7 +107,7 @@ impl Default for Limits {
     fn default() -> Self {
         Self {
             memory_mib: 256,
-            fuel_per_step: 100_000_000_000,
+            fuel_per_step: 1_000_000_000_000,
             step_timeout_ms: 30_000,
             max_step_timeout_ms: 600_000,
             batch_timeout_ms: 120_000,
@@ -124,6 +172,9 @@ pub struct PluginsConfig {
     /// other defaults stay.
     #[serde(deserialize_with = "grants_over_defaults")]
     pub grants: BTreeMap<String, Grant>,
+    /// Expected sha256 (hex) of plugins, by name; a component whose bytes
+    /// differ is refused at load.
+    pub pins: BTreeMap<String, String>,
 }
 
 impl Default for PluginsConfig {
@@ -133,6 +184,7 @@ impl Default for PluginsConfig {
             disable: Vec::new(),
             dirs: Vec::new(),
             grants: default_grants(),
+            pins: BTreeMap::new(),
         }
     }
 }
@@ -145,13 +197,31 @@ fn grants_over_defaults<'de, D: serde::Deserializer<'de>>(
     Ok(grants)
 }
 
-/// Grants of the built-in plugins: Robot Framework remote libraries on loopback.
+/// Grants of the built-in plugins: Robot Framework remote libraries on loopback,
+/// the desktop for the desktop plugin.
 fn default_grants() -> BTreeMap<String, Grant> {
     let mut grants = BTreeMap::new();
     grants.insert(
         "rf".to_owned(),
         Grant {
             http: vec!["loopback:*".to_owned()],
+            ..Grant::default()
+        },
+    );
+    // The built-in desktop plugin drives the screen, keyboard and mouse.
+    grants.insert(
+        "desktop".to_owned(),
+        Grant {
+            desktop: true,
+            ..Grant::default()
+        },
+    );
+    // The built-in browser plugin drives its own WebDriver session.
+    grants.insert(
+        "browser".to_owned(),
+        Grant {
+            webdriver: true,
+            ..Grant::default()
         },
     );
     grants
@@ -274,10 +344,12 @@ impl Config {
                 format!("must be between 1 and 4096, got {}", e.max_memory_mib),
             );
         }
-        if e.max_instances == 0 || e.max_instances > 100_000 {
+        // Each slot's async stack has its own guard-page mapping; past ~30,000
+        // slots Linux's default vm.max_map_count (65,530) refuses the pool.
+        if e.max_instances == 0 || e.max_instances > 30_000 {
             return invalid(
                 "engine.max_instances",
-                format!("must be between 1 and 100000, got {}", e.max_instances),
+                format!("must be between 1 and 30000, got {}", e.max_instances),
             );
         }
         if !(100..=100_000).contains(&e.epoch_tick_us) {
@@ -320,6 +392,33 @@ impl Config {
                     problem: format!("[plugins.grants.{plugin}] http: {e}"),
                 });
             }
+        }
+        if let Err(e) = self.desktop.validate() {
+            return invalid("desktop.blocked_keys", e.to_string());
+        }
+        if let Err(problem) = self.browser.validate() {
+            return invalid("browser", problem);
+        }
+        let srv = &self.server;
+        if srv.max_concurrent_batches == 0
+            || srv.max_concurrent_batches_per_tenant == 0
+            || srv.batches_per_minute == 0
+        {
+            return invalid(
+                "server",
+                "max_concurrent_batches, max_concurrent_batches_per_tenant and batches_per_minute must be at least 1".into(),
+            );
+        }
+        let instance = srv.instance_name();
+        if instance.len() > 63
+            || !instance
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        {
+            return invalid(
+                "server.instance",
+                format!("`{instance}` must be at most 63 characters of A-Z a-z 0-9 - _"),
+            );
         }
         if l.max_attempts == 0 {
             return invalid("limits.max_attempts", "must be at least 1".into());

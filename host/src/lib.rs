@@ -17,5 +17,6 @@ mod host;
 pub mod mcp;
 pub mod plugins;
 pub mod session;
+pub mod tenancy;
 
 pub use host::{BatchOptions, Host};

@@ -43,8 +43,9 @@ async def stdio_session(*args):
 class HttpServer:
     """`stephost serve --http 127.0.0.1:0`, with the port read from its stderr."""
 
-    def __init__(self, *args, config=None):
+    def __init__(self, *args, config=None, serve_args=()):
         self.args = list(args)
+        self.serve_args = list(serve_args)
         self.config = config
         self.proc = None
         self.url = None
@@ -57,7 +58,7 @@ class HttpServer:
             self._config_file.write(self.config)
             self._config_file.close()
             cmd += ["--config", self._config_file.name]
-        cmd += [*self.args, "serve", "--http", "127.0.0.1:0"]
+        cmd += [*self.args, "serve", "--http", "127.0.0.1:0", *self.serve_args]
         self.proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, env=server_env(), text=True)
         deadline = time.monotonic() + 30
         lines = []
@@ -90,8 +91,13 @@ def http_server():
 
 
 @contextlib.asynccontextmanager
-async def http_session(url):
-    async with streamable_http_client(url) as (read, write, _get_session_id):
+async def http_session(url, token=None):
+    client = None
+    if token is not None:
+        import httpx
+
+        client = httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=httpx.Timeout(30, read=300))
+    async with streamable_http_client(url, http_client=client) as (read, write, _get_session_id):
         async with ClientSession(read, write) as session:
             await session.initialize()
             yield session

@@ -75,6 +75,10 @@ pub struct PlannedStep {
     pub retry: RetryPolicy,
     /// Whether the verb acts on the outside world.
     pub acts_on_world: bool,
+    /// Runs even after an earlier step failed and stopped the batch (a
+    /// `finally`: a screenshot of the failure, a cleanup). Not after a
+    /// cancellation or once the batch budget is spent.
+    pub always: bool,
 }
 
 impl PlannedStep {
@@ -148,6 +152,7 @@ const STEP_FIELDS: &[&str] = &[
     "timeout_ms",
     "assign_to",
     "retry",
+    "always",
 ];
 const MAX_LABEL_CHARS: usize = 200;
 
@@ -345,13 +350,14 @@ fn plan_step(
         Some(Value::String(name)) => match ctx.registry.get(name) {
             Some(plugin) => Some(plugin.clone()),
             None => {
-                let known: Vec<&str> = ctx.registry.names().collect();
-                problems.step(
-                    index,
-                    &label,
-                    "plugin",
-                    format!("unknown plugin `{name}` (loaded: {})", known.join(", ")),
-                );
+                let message = match ctx.registry.unavailable(name) {
+                    Some(why) => why.to_owned(),
+                    None => {
+                        let known: Vec<&str> = ctx.registry.names().collect();
+                        format!("unknown plugin `{name}` (loaded: {})", known.join(", "))
+                    }
+                };
+                problems.step(index, &label, "plugin", message);
                 None
             }
         },
@@ -428,6 +434,19 @@ fn plan_step(
         }
     };
     let retry = parse_retry(index, &label, obj.get("retry"), limits, problems);
+    let always = match obj.get("always") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(other) => {
+            problems.step(
+                index,
+                &label,
+                "always",
+                format!("must be true or false, got {other}"),
+            );
+            false
+        }
+    };
 
     // References: each must point at an earlier step or a known name.
     let mut has_refs = false;
@@ -539,6 +558,7 @@ fn plan_step(
         timeout,
         assign_to,
         retry,
+        always,
     })
 }
 

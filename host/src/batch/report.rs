@@ -21,6 +21,8 @@ pub enum BatchStatus {
     Cancelled,
     /// The batch was rejected before anything ran.
     Invalid,
+    /// A limit (busy, rate) refused the batch before anything ran.
+    Rejected,
 }
 
 /// How one step ended.
@@ -143,6 +145,9 @@ pub struct Report {
     /// Validation problems, for `invalid`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<Problem>,
+    /// Why a limit refused the batch, for `rejected`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<StepError>,
     /// Batch-level remarks (why steps never started).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
@@ -166,7 +171,22 @@ impl Report {
             time_ms: 0.0,
             steps: Vec::new(),
             errors,
+            error: None,
             notes: Vec::new(),
+        }
+    }
+
+    /// The report of a batch a limit refused before anything ran.
+    pub fn rejected(
+        batch_id: String,
+        session_id: Option<String>,
+        steps_total: usize,
+        error: StepError,
+    ) -> Self {
+        Self {
+            status: BatchStatus::Rejected,
+            error: Some(error),
+            ..Self::invalid(batch_id, session_id, steps_total, Vec::new())
         }
     }
 
@@ -183,6 +203,13 @@ impl Report {
             .filter(|s| s.status == StepStatus::Passed)
             .count();
         match self.status {
+            BatchStatus::Rejected => format!(
+                "rejected: {}",
+                self.error
+                    .as_ref()
+                    .map(|e| e.message.as_str())
+                    .unwrap_or("refused by a limit")
+            ),
             BatchStatus::Invalid => format!(
                 "invalid batch: {} problem(s); nothing ran. First: {}",
                 self.errors.len(),
@@ -200,6 +227,7 @@ impl Report {
                         BatchStatus::TimedOut => "timed out",
                         BatchStatus::Cancelled => "cancelled",
                         BatchStatus::Invalid => "invalid",
+                        BatchStatus::Rejected => "rejected",
                     },
                     self.steps_total,
                     self.never_started,

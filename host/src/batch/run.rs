@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
 
 use super::plan::{OnFailure, Plan, PlannedStep};
 use super::report::{BatchStatus, ContentItem, Report, StepError, StepReport, StepStatus};
@@ -56,7 +57,13 @@ pub async fn run(plan: &Plan, state: &mut SessionState, opts: &RunOptions<'_>) -
     let mut reports = Vec::with_capacity(total);
     let mut notes = Vec::new();
     let mut budget_ran_out = false;
+    // Set once a failure stops the batch: from then on only `always` steps run.
+    let mut stopped_at: Option<usize> = None;
+    let mut failed_assignments: BTreeMap<String, usize> = BTreeMap::new();
     for step in &plan.steps {
+        if stopped_at.is_some() && !step.always {
+            continue;
+        }
         if opts.cancel.is_cancelled() {
             notes.push(format!(
                 "cancelled by the client before step {}",
@@ -74,7 +81,23 @@ pub async fn run(plan: &Plan, state: &mut SessionState, opts: &RunOptions<'_>) -
             break;
         }
         opts.observer.step_started(step, total);
-        let report = run_step(plan, step, &results, state, opts, batch_deadline).await;
+        let span = tracing::info_span!(
+            "step",
+            index = step.index,
+            plugin = step.plugin.name(),
+            verb = %step.verb
+        );
+        let report = run_step(
+            plan,
+            step,
+            &results,
+            &failed_assignments,
+            state,
+            opts,
+            batch_deadline,
+        )
+        .instrument(span)
+        .await;
         results[step.index] = Some(match (&report.status, &report.value) {
             (StepStatus::Passed, value) => Ok(value.clone().unwrap_or(Value::Null)),
             (status, _) => Err(format!(
@@ -87,12 +110,15 @@ pub async fn run(plan: &Plan, state: &mut SessionState, opts: &RunOptions<'_>) -
                 }
             )),
         });
-        if report.status == StepStatus::Passed
-            && let Some(name) = &step.assign_to
-        {
-            state
-                .vars
-                .insert(name.clone(), report.value.clone().unwrap_or(Value::Null));
+        if let Some(name) = &step.assign_to {
+            if report.status == StepStatus::Passed {
+                failed_assignments.remove(name);
+                state
+                    .vars
+                    .insert(name.clone(), report.value.clone().unwrap_or(Value::Null));
+            } else {
+                failed_assignments.insert(name.clone(), step.index);
+            }
         }
         let failed = report.status != StepStatus::Passed;
         let cancelled = report.status == StepStatus::Cancelled;
@@ -100,8 +126,20 @@ pub async fn run(plan: &Plan, state: &mut SessionState, opts: &RunOptions<'_>) -
         if let Some(last) = reports.last() {
             opts.observer.step_finished(last, reports.len(), total);
         }
-        if cancelled || (failed && plan.on_failure == OnFailure::Stop) {
+        if cancelled {
             break;
+        }
+        if failed && plan.on_failure == OnFailure::Stop && stopped_at.is_none() {
+            stopped_at = Some(step.index);
+        }
+    }
+    if let Some(index) = stopped_at {
+        let ran_after = reports.iter().filter(|r| r.index > index).count();
+        if ran_after > 0 {
+            notes.push(format!(
+                "step {} failed, so later steps were skipped except {ran_after} marked `always`",
+                index + 1
+            ));
         }
     }
     let executed = reports.len();
@@ -125,6 +163,7 @@ pub async fn run(plan: &Plan, state: &mut SessionState, opts: &RunOptions<'_>) -
         time_ms: ms(started.elapsed()),
         steps: reports,
         errors: Vec::new(),
+        error: None,
         notes,
     }
 }
@@ -132,6 +171,9 @@ pub async fn run(plan: &Plan, state: &mut SessionState, opts: &RunOptions<'_>) -
 struct BatchScope<'a> {
     results: &'a [Option<Result<Value, String>>],
     vars: &'a BTreeMap<String, Value>,
+    /// Names whose assigning step in this batch failed, with the step index:
+    /// they must not fall back to an older value from the session.
+    failed_assignments: &'a BTreeMap<String, usize>,
 }
 
 impl Scope for BatchScope<'_> {
@@ -145,6 +187,12 @@ impl Scope for BatchScope<'_> {
     }
 
     fn name(&self, name: &str) -> Lookup<'_> {
+        if let Some(index) = self.failed_assignments.get(name) {
+            return Lookup::Unavailable(format!(
+                "step {}, which assigns `{name}`, did not pass",
+                index + 1
+            ));
+        }
         self.vars.get(name).map_or(Lookup::Unknown, Lookup::Value)
     }
 }
@@ -158,12 +206,17 @@ fn prepare_input(
     plan: &Plan,
     step: &PlannedStep,
     results: &[Option<Result<Value, String>>],
+    failed_assignments: &BTreeMap<String, usize>,
     vars: &BTreeMap<String, Value>,
 ) -> Result<Value, StepError> {
     if !step.has_refs {
         return Ok(step.input.clone());
     }
-    let scope = BatchScope { results, vars };
+    let scope = BatchScope {
+        results,
+        vars,
+        failed_assignments,
+    };
     let input = vars::resolve(&step.input, &scope, plan.policy).map_err(|e| StepError {
         code: "unresolved-reference".into(),
         message: format!("input: {e}"),
@@ -197,6 +250,7 @@ async fn run_step(
     plan: &Plan,
     step: &PlannedStep,
     results: &[Option<Result<Value, String>>],
+    failed_assignments: &BTreeMap<String, usize>,
     state: &mut SessionState,
     opts: &RunOptions<'_>,
     batch_deadline: Instant,
@@ -217,7 +271,7 @@ async fn run_step(
         logs: Vec::new(),
         notes: Vec::new(),
     };
-    let input = match prepare_input(plan, step, results, &state.vars) {
+    let input = match prepare_input(plan, step, results, failed_assignments, &state.vars) {
         Ok(input) => input,
         Err(error) => {
             report.error = Some(error);
@@ -387,7 +441,7 @@ async fn attempt_once(
                 "the `{plugin_name}` instance of this session was dropped ({}); a fresh one is created on next use, so plugin state held in it is gone",
                 fault.code()
             ));
-            tracing::warn!(plugin = plugin_name, verb = %step.verb, code = fault.code(), "{fault}");
+            tracing::info!(plugin = plugin_name, verb = %step.verb, code = fault.code(), "{fault}");
             Err(fault_error(fault, step.acts_on_world))
         }
     }

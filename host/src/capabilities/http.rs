@@ -69,6 +69,24 @@ impl std::fmt::Display for HostPattern {
 }
 
 impl HostPattern {
+    /// Whether every destination `other` allows is also allowed by `self`.
+    pub fn covers(&self, other: &HostPattern) -> bool {
+        let ports = match (self.port, other.port) {
+            (None, _) => true,
+            (Some(a), Some(b)) => a == b,
+            (Some(_), None) => false,
+        };
+        let hosts = match (&self.host, &other.host) {
+            (HostMatch::Loopback, HostMatch::Loopback) => true,
+            (HostMatch::Loopback, HostMatch::Exact(h)) => {
+                h == "localhost" || h.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+            }
+            (HostMatch::Exact(a), HostMatch::Exact(b)) => a == b,
+            (HostMatch::Exact(_), HostMatch::Loopback) => false,
+        };
+        ports && hosts
+    }
+
     /// Whether `host:port` matches.
     pub fn allows(&self, host: &str, port: u16) -> bool {
         if self.port.is_some_and(|p| p != port) {
@@ -133,10 +151,55 @@ impl AllowList {
     }
 }
 
+/// One destination that a single instance may reach, and only under one path
+/// prefix: the host grants a plugin instance its own WebDriver session this way
+/// (`127.0.0.1:PORT` under `/session/ID`), so it can reach neither another
+/// instance's session nor the driver's session-creating endpoint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScopedDestination {
+    /// Host, as the host hands it to the plugin (`127.0.0.1`).
+    pub host: String,
+    /// Port.
+    pub port: u16,
+    /// Path prefix, without a trailing `/` (`/session/3f2a`).
+    pub prefix: String,
+    /// Path segments refused even under the prefix (vendor extensions such as
+    /// `goog`, which reach past WebDriver).
+    pub denied_segments: Vec<String>,
+}
+
+impl ScopedDestination {
+    fn covers(&self, host: &str, port: u16) -> bool {
+        self.port == port && self.host.eq_ignore_ascii_case(host)
+    }
+
+    /// Whether `path` is the prefix or under it. Dot segments, empty segments
+    /// and percent escapes are refused outright, so no spelling of a path can
+    /// step out of the prefix on the server side.
+    fn allows_path(&self, path: &str) -> bool {
+        let under = path == self.prefix
+            || path
+                .strip_prefix(&self.prefix)
+                .is_some_and(|rest| rest.starts_with('/'));
+        under
+            && !path.contains('%')
+            && path.split('/').skip(1).all(|segment| {
+                !segment.is_empty()
+                    && segment != "."
+                    && segment != ".."
+                    && !self.denied_segments.iter().any(|d| d == segment)
+            })
+    }
+}
+
 /// The hooks that enforce an [`AllowList`].
 pub struct HttpGate {
     allow: AllowList,
     plugin: Arc<str>,
+    /// Destinations this instance alone may reach, each only under its prefix.
+    /// They take precedence over the allow-list: a destination listed here is
+    /// reachable only through its scope.
+    scoped: Vec<ScopedDestination>,
     /// Destinations refused during the call in progress, for the report.
     pub(crate) denied: Vec<String>,
 }
@@ -147,8 +210,29 @@ impl HttpGate {
         Self {
             allow,
             plugin,
+            scoped: Vec::new(),
             denied: Vec::new(),
         }
+    }
+
+    /// Lets this instance reach `scope` (replacing an earlier scope for the same
+    /// host and port).
+    pub fn add_scope(&mut self, scope: ScopedDestination) {
+        self.scoped.retain(|s| !s.covers(&scope.host, scope.port));
+        self.scoped.push(scope);
+    }
+
+    /// Whether a request to `host:port` at `path` may go out.
+    fn allows(&self, host: &str, port: u16, path: &str) -> bool {
+        let mut scopes = self
+            .scoped
+            .iter()
+            .filter(|s| s.covers(host, port))
+            .peekable();
+        if scopes.peek().is_some() {
+            return scopes.any(|s| s.allows_path(path));
+        }
+        self.allow.allows(host, port)
     }
 }
 
@@ -174,8 +258,15 @@ impl WasiHttpHooks for HttpGate {
             80
         };
         let port = uri.port_u16().unwrap_or(default_port);
-        if !self.allow.allows(&host, port) {
-            let what = format!("{host}:{port}");
+        if !self.allows(&host, port, uri.path()) {
+            let what = if self.scoped.iter().any(|s| s.covers(&host, port)) {
+                format!(
+                    "{host}:{port}{} (outside this instance's own scope there)",
+                    uri.path()
+                )
+            } else {
+                format!("{host}:{port}")
+            };
             tracing::warn!(plugin = &*self.plugin, destination = %what, granted = %self.allow.describe(), "outbound HTTP refused");
             self.denied.push(what);
             return Box::new(async { Err(HttpError::HttpRequestDenied) });
@@ -226,10 +317,49 @@ mod tests {
     }
 
     #[test]
+    fn coverage_is_subset_of_destinations() {
+        assert!(p("loopback:*").covers(&p("127.0.0.1:8270")));
+        assert!(p("loopback:*").covers(&p("localhost:*")));
+        assert!(!p("127.0.0.1:*").covers(&p("loopback:*")));
+        assert!(!p("example.com:443").covers(&p("example.com:*")));
+        assert!(p("example.com:*").covers(&p("example.com:443")));
+        assert!(!p("loopback:*").covers(&p("example.com:80")));
+    }
+
+    #[test]
     fn bad_patterns_are_refused() {
         for text in ["", "host", "host:port", "*:80", "a/b:1", ":80"] {
             assert!(text.parse::<HostPattern>().is_err(), "{text}");
         }
+    }
+
+    #[test]
+    fn scoped_destinations_allow_only_their_prefix() {
+        let mut gate = HttpGate::new(Arc::from("browser"), AllowList::new(vec![p("loopback:*")]));
+        gate.add_scope(ScopedDestination {
+            host: "127.0.0.1".into(),
+            port: 9515,
+            prefix: "/session/abc".into(),
+            denied_segments: vec!["goog".into()],
+        });
+        assert!(gate.allows("127.0.0.1", 9515, "/session/abc"));
+        assert!(gate.allows("127.0.0.1", 9515, "/session/abc/url"));
+        for path in [
+            "/session",
+            "/session/abcd/url",
+            "/session/other/url",
+            "/session/abc/../other/url",
+            "/session/abc//url",
+            "/session/abc/%2e%2e/other",
+            "/session/abc/goog/cdp/execute",
+            "/status",
+        ] {
+            assert!(!gate.allows("127.0.0.1", 9515, path), "{path}");
+        }
+        assert!(
+            gate.allows("127.0.0.1", 8000, "/"),
+            "other ports keep the allow-list"
+        );
     }
 
     #[test]

@@ -5,10 +5,12 @@
 //! use none) and the `log` capability. Further capabilities are linked only when
 //! granted ([`Grant`]); a plugin that imports an ungranted one does not load.
 
+pub mod desktop;
 pub mod http;
 mod limiter;
 mod log;
 mod stderr;
+pub mod webdriver;
 
 use std::time::Instant;
 
@@ -37,6 +39,10 @@ pub enum Capability {
     Log,
     /// `wasi:http/outgoing-handler`: granted with an allow-list of destinations.
     Http,
+    /// `stephost:plugin/screen`, `input` and `windows`: granted with `desktop = true`.
+    Desktop,
+    /// `stephost:plugin/webdriver`: a browser session, granted with `webdriver = true`.
+    WebDriver,
 }
 
 impl Capability {
@@ -48,6 +54,8 @@ impl Capability {
             "stephost:plugin/log" => Some(Self::Log),
             "stephost:plugin/types" => Some(Self::Log),
             "wasi:http/outgoing-handler" | "wasi:http/types" => Some(Self::Http),
+            _ if desktop::is_desktop_import(unversioned) => Some(Self::Desktop),
+            _ if webdriver::is_webdriver_import(unversioned) => Some(Self::WebDriver),
             _ if unversioned.starts_with("wasi:io/")
                 || unversioned.starts_with("wasi:clocks/")
                 || unversioned.starts_with("wasi:random/")
@@ -66,6 +74,8 @@ impl Capability {
         match self {
             Self::Wasi | Self::Log => None,
             Self::Http => Some("http"),
+            Self::Desktop => Some("desktop"),
+            Self::WebDriver => Some("webdriver"),
         }
     }
 }
@@ -77,14 +87,45 @@ impl Capability {
 pub struct Grant {
     /// Outbound HTTP destinations (`host:port`, `host:*`, `loopback:*`). Empty: no HTTP.
     pub http: Vec<String>,
+    /// The desktop: screen capture, synthetic input, window management.
+    pub desktop: bool,
+    /// A browser session over WebDriver. Implies `wasi:http`, scoped to the
+    /// instance's own session URL (the `http` list still governs the rest).
+    pub webdriver: bool,
 }
 
 impl Grant {
+    /// What both grants allow: the host's grant for a plugin narrowed by a
+    /// tenant's. HTTP destinations are the tenant's patterns that some host
+    /// pattern covers, so a tenant can narrow but never widen the host.
+    pub fn intersect(&self, narrower: &Grant) -> Grant {
+        let host_patterns: Vec<HostPattern> =
+            self.http.iter().filter_map(|p| p.parse().ok()).collect();
+        let http = narrower
+            .http
+            .iter()
+            .filter(|text| {
+                text.parse::<HostPattern>()
+                    .is_ok_and(|p| host_patterns.iter().any(|h| h.covers(&p)))
+            })
+            .cloned()
+            .collect();
+        Grant {
+            http,
+            desktop: self.desktop && narrower.desktop,
+            webdriver: self.webdriver && narrower.webdriver,
+        }
+    }
+
     /// Whether this grant covers `capability`.
     pub fn allows(&self, capability: Capability) -> bool {
         match capability {
             Capability::Wasi | Capability::Log => true,
-            Capability::Http => !self.http.is_empty(),
+            // The webdriver grant links wasi:http too; its plugin reaches its
+            // own session, added at run time, and nothing else.
+            Capability::Http => !self.http.is_empty() || self.webdriver,
+            Capability::Desktop => self.desktop,
+            Capability::WebDriver => self.webdriver,
         }
     }
 
@@ -96,6 +137,31 @@ impl Grant {
             .map(|p| p.parse())
             .collect::<Result<Vec<HostPattern>, _>>()?;
         Ok(AllowList::new(patterns))
+    }
+}
+
+/// Host-wide services that capabilities lend to instances (a display connection,
+/// a browser driver). Built once per host and shared by every instance; each
+/// capability adds its own field.
+pub struct Services {
+    /// The host's configuration.
+    pub config: crate::config::Config,
+    /// The X display: one connection for input and window management.
+    pub desktop: std::sync::Arc<desktop::Desktop>,
+    /// The browser driver: started on first use, one for the whole host.
+    pub webdriver: webdriver::WebDriverService,
+}
+
+impl Services {
+    /// Services for a host with `config`.
+    pub fn new(config: crate::config::Config) -> Self {
+        let desktop = std::sync::Arc::new(desktop::Desktop::new(&config.desktop));
+        let webdriver = webdriver::WebDriverService::new(config.browser.clone());
+        Self {
+            config,
+            desktop,
+            webdriver,
+        }
     }
 }
 
@@ -122,13 +188,21 @@ pub struct HostState {
     http: WasiHttpCtx,
     /// Outbound HTTP policy.
     pub(crate) http_gate: HttpGate,
+    /// What this instance was granted. The describe probe gets nothing.
+    pub(crate) grant: Grant,
+    /// Host-wide services.
+    pub(crate) services: std::sync::Arc<Services>,
+    /// This instance's browser session, if it opened one; deleted on drop.
+    pub(crate) webdriver: webdriver::InstanceSession,
 }
 
 impl HostState {
     /// Fresh state for one instance of `plugin`.
     pub fn new(
         plugin: std::sync::Arc<str>,
+        grant: Grant,
         allow: AllowList,
+        services: std::sync::Arc<Services>,
         memory_bytes: u64,
         max_logs: usize,
     ) -> Self {
@@ -152,6 +226,9 @@ impl HostState {
             plugin,
             stderr,
             http: WasiHttpCtx::new(),
+            grant,
+            services,
+            webdriver: webdriver::InstanceSession::default(),
         }
     }
 }
@@ -193,6 +270,12 @@ pub fn linker(engine: &Engine, grant: &Grant) -> wasmtime::Result<Linker<HostSta
     if grant.allows(Capability::Http) {
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
     }
+    if grant.allows(Capability::Desktop) {
+        desktop::add_to_linker(&mut linker)?;
+    }
+    if grant.allows(Capability::WebDriver) {
+        webdriver::add_to_linker(&mut linker)?;
+    }
     Ok(linker)
 }
 
@@ -202,5 +285,7 @@ pub fn linker(engine: &Engine, grant: &Grant) -> wasmtime::Result<Linker<HostSta
 pub fn describe_linker(engine: &Engine) -> wasmtime::Result<Linker<HostState>> {
     let mut linker = base_linker(engine)?;
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
+    desktop::add_to_linker(&mut linker)?;
+    webdriver::add_to_linker(&mut linker)?;
     Ok(linker)
 }

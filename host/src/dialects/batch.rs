@@ -36,7 +36,8 @@ spliced in. Write \\${{ for a literal ${{.\n\n\
 Time: each step runs under min(its timeout_ms, what is left of the batch timeout_ms, default 120000). A step that \
 runs out of time is stopped and reported timed_out.\n\n\
 Failure: on_failure \"stop\" (default) ends the batch at the first failed step and reports how many never \
-started; \"continue\" runs the rest. The result lists every executed step with status, value or error \
+started; \"continue\" runs the rest. A step marked always: true runs even after a failure stopped the batch \
+(use it for a final screenshot or a cleanup). The result lists every executed step with status, value or error \
 {{code, message}}, attempts and time; images come back inline, each after a text item naming its step.\n\n\
 Loaded plugins and their verbs:{catalog}"
         )
@@ -60,6 +61,7 @@ Loaded plugins and their verbs:{catalog}"
                             "label": {"type": "string", "description": "Human-readable label, shown in progress and errors."},
                             "timeout_ms": {"type": "integer", "minimum": 1, "description": "Step timeout in ms."},
                             "assign_to": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$", "description": "Store the result under this name for ${name}."},
+                            "always": {"type": "boolean", "default": false, "description": "Run this step even after an earlier failure stopped the batch (a screenshot of the failure, a cleanup)."},
                             "retry": {
                                 "type": "object",
                                 "properties": {

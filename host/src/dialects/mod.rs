@@ -3,11 +3,15 @@
 //! validation, running, timing and retries all happen in the batch engine.
 
 pub mod batch;
+pub mod browser_batch;
+pub mod do_steps;
+pub mod execute_batch;
+pub mod run_macro;
 pub mod single;
 
 use serde_json::{Map, Value};
 
-use crate::batch::{Problem, Report, UnknownPolicy};
+use crate::batch::{ContentItem, Problem, Report, UnknownPolicy};
 use crate::plugins::Registry;
 
 /// One batch tool's shape.
@@ -24,9 +28,21 @@ pub trait Dialect: Send + Sync {
     fn policy(&self) -> UnknownPolicy {
         UnknownPolicy::Reject
     }
+    /// The session a call runs in, when the arguments name it. Default: the
+    /// `session_id` argument. `resume_batch` names its session via the batch id.
+    fn session_for(&self, args: &Map<String, Value>) -> Option<String> {
+        session_arg(args).map(str::to_owned)
+    }
     /// Whether the tool is offered with these plugins loaded.
     fn available(&self, _registry: &Registry) -> bool {
         true
+    }
+    /// How many steps the arguments ask for, before any mapping: what "never
+    /// started" counts when `to_batch` rejects them.
+    fn entry_count(&self, args: &Map<String, Value>) -> usize {
+        args.get("steps")
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len)
     }
     /// Maps tool arguments to a generic batch (`{"steps": [...], ...}`).
     fn to_batch(
@@ -36,6 +52,18 @@ pub trait Dialect: Send + Sync {
     ) -> Result<Value, Vec<Problem>>;
     /// Renders the generic report in this tool's result shape.
     fn render(&self, report: &Report) -> Value;
+    /// Renders the report for a call whose arguments choose the response shape
+    /// (run_macro's `include: ["envelope"]`). Default: [`Dialect::render`].
+    fn render_call(&self, _args: &Map<String, Value>, report: &Report) -> Value {
+        self.render(report)
+    }
+    /// The result's content items in order (texts, and images with the text
+    /// that labels them), when the tool lays them out itself. `None`, the
+    /// default: a summary with the structured result, then each image after a
+    /// text naming its step.
+    fn content(&self, _report: &Report) -> Option<Vec<ContentItem>> {
+        None
+    }
 }
 
 /// The `session_id` argument, if any.

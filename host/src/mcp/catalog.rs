@@ -27,6 +27,30 @@ pub struct Catalog {
     by_name: BTreeMap<String, Arc<dyn Dialect>>,
 }
 
+/// Each serving tenant's catalog, by tenant id.
+pub struct Catalogs {
+    by_tenant: BTreeMap<String, Arc<Catalog>>,
+}
+
+impl Catalogs {
+    /// A catalog for every tenant `host` serves, from that tenant's plugins.
+    pub fn build(host: &crate::Host) -> Result<Self, NameClash> {
+        let mcp = &host.config().mcp;
+        let mut by_tenant = BTreeMap::new();
+        let tenants = host.tenants();
+        for tenant in tenants.serving().iter().chain([tenants.local()]) {
+            let catalog = Catalog::build(tenant.registry(), &mcp.tool_names, mcp.verb_tools)?;
+            by_tenant.insert(tenant.id().to_owned(), Arc::new(catalog));
+        }
+        Ok(Self { by_tenant })
+    }
+
+    /// The catalog of tenant `id`.
+    pub fn get(&self, id: &str) -> Option<&Arc<Catalog>> {
+        self.by_tenant.get(id)
+    }
+}
+
 /// A tool name claimed twice.
 #[derive(Debug, thiserror::Error)]
 #[error(
@@ -49,7 +73,14 @@ impl Catalog {
         verb_tools: bool,
     ) -> Result<Self, NameClash> {
         let mut entries: Vec<Entry> = Vec::new();
-        let builtin: Vec<Arc<dyn Dialect>> = vec![Arc::new(dialects::batch::Batch)];
+        let mut builtin: Vec<Arc<dyn Dialect>> = vec![
+            Arc::new(dialects::batch::Batch),
+            Arc::new(dialects::browser_batch::BrowserBatch),
+            Arc::new(dialects::run_macro::RunMacro),
+            Arc::new(dialects::do_steps::DoSteps),
+        ];
+        // The RF tools share one resume memory per catalog, so per tenant.
+        builtin.extend(dialects::execute_batch::dialects());
         for dialect in builtin {
             if dialect.available(registry) {
                 entries.push(Entry {

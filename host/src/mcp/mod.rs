@@ -2,6 +2,7 @@
 //! for everything else. Both serve the same tools from one [`Host`].
 
 mod catalog;
+mod notify;
 mod server;
 
 use std::net::SocketAddr;
@@ -13,23 +14,28 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
-pub use catalog::{Catalog, NameClash};
+pub use catalog::{Catalog, Catalogs, NameClash};
 pub use server::StepServer;
 
 use crate::Host;
 
-/// Builds the tool catalog for `host` from its config.
-pub fn catalog(host: &Host) -> Result<Arc<Catalog>, NameClash> {
-    let mcp = &host.config().mcp;
-    Catalog::build(host.registry(), &mcp.tool_names, mcp.verb_tools).map(Arc::new)
+/// Builds every tenant's tool catalog for `host` from its config.
+pub fn catalogs(host: &Host) -> Result<Arc<Catalogs>, NameClash> {
+    Catalogs::build(host).map(Arc::new)
 }
 
 /// Serves MCP on stdin/stdout until the client closes the stream.
 pub async fn serve_stdio(host: Host) -> anyhow::Result<()> {
-    let catalog = catalog(&host)?;
-    let session = crate::session::new_id();
+    let catalogs = catalogs(&host)?;
+    // The connection's session exists from the start, so calls without a
+    // session_id share it.
+    let session = host
+        .session(None)
+        .context("cannot create the connection's session")?
+        .id()
+        .to_owned();
     tracing::info!(%session, "serving MCP over stdio");
-    let server = StepServer::new(host, catalog, Some(session));
+    let server = StepServer::new(host, catalogs, Some(session));
     let running = server
         .serve(rmcp::transport::stdio())
         .await
@@ -48,7 +54,13 @@ pub async fn serve_http(
     addr: SocketAddr,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
-    let catalog = catalog(&host)?;
+    let catalogs = catalogs(&host)?;
+    let tenants = host.tenants().clone();
+    if !tenants.require_auth() && !addr.ip().is_loopback() {
+        anyhow::bail!(
+            "refusing to serve {addr} without a tenants file: with no --tenants, stephost serves one local tenant without authentication, on loopback only"
+        );
+    }
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("cannot listen on {addr}"))?;
@@ -65,17 +77,76 @@ pub async fn serve_http(
         .with_cancellation_token(shutdown.child_token());
     let service_host = host.clone();
     let service = StreamableHttpService::new(
-        move || Ok(StepServer::new(service_host.clone(), catalog.clone(), None)),
+        move || {
+            Ok(StepServer::new(
+                service_host.clone(),
+                catalogs.clone(),
+                None,
+            ))
+        },
         Arc::new(LocalSessionManager::default()),
         config,
     );
-    let router = axum::Router::new()
-        .nest_service("/mcp", service)
-        .route("/healthz", axum::routing::get(|| async { "ok\n" }));
+    let mcp = axum::Router::new().nest_service("/mcp", service);
+    let mcp = if tenants.require_auth() {
+        mcp.layer(axum::middleware::from_fn_with_state(
+            tenants.clone(),
+            crate::tenancy::auth::require_tenant,
+        ))
+    } else {
+        mcp
+    };
+    let metrics_host = host.clone();
+    let router = mcp
+        .route("/healthz", axum::routing::get(|| async { "ok\n" }))
+        .route(
+            "/metrics",
+            axum::routing::get(move |headers: axum::http::HeaderMap| {
+                let host = metrics_host.clone();
+                async move { metrics(&host, &headers) }
+            }),
+        );
+    if tenants.require_auth() {
+        eprintln!(
+            "stephost: {} tenants; every request needs `Authorization: Bearer <token>`",
+            tenants.serving().len()
+        );
+    } else {
+        eprintln!(
+            "stephost: no --tenants file: serving one local tenant without authentication, on loopback only"
+        );
+    }
     eprintln!("stephost: serving MCP (streamable HTTP) at http://{local}/mcp");
     axum::serve(listener, router)
         .with_graceful_shutdown(async move { shutdown.cancelled().await })
         .await
         .context("HTTP server failed")?;
     Ok(())
+}
+
+/// `/metrics`, behind `server.metrics_token_sha256` when that is set.
+fn metrics(host: &Host, headers: &axum::http::HeaderMap) -> axum::response::Response {
+    use axum::response::IntoResponse as _;
+    if let Some(expected) = &host.config().server.metrics_token_sha256 {
+        let given = headers
+            .get(axum::http::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(crate::tenancy::hash_token);
+        if given.as_deref() != Some(expected.to_ascii_lowercase().as_str()) {
+            return (
+                axum::http::StatusCode::UNAUTHORIZED,
+                "metrics need the metrics token\n",
+            )
+                .into_response();
+        }
+    }
+    (
+        [(
+            axum::http::header::CONTENT_TYPE,
+            "text/plain; version=0.0.4",
+        )],
+        host.metrics_text(),
+    )
+        .into_response()
 }

@@ -2,30 +2,36 @@
 
 use std::sync::Arc;
 
+// Logging is deprecated by the 2026-07-28 revision (SEP-2577) but part of
+// 2025-11-25, which this server also serves.
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
-    ServerCapabilities, ServerConfig,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
 };
+#[allow(deprecated)]
+use rmcp::model::{LoggingLevel, SetLevelRequestParams};
 use rmcp::service::RequestContext;
-use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{Map, Value};
-use tokio::sync::mpsc;
 
-use super::catalog::Catalog;
-use crate::batch::{
-    ContentItem, NoObserver, Observer, PlannedStep, Report, StepReport, StepStatus,
-};
-use crate::dialects::{Dialect, session_arg};
+use super::catalog::{Catalog, Catalogs};
+use super::notify::Notifier;
+use crate::batch::{ContentItem, NoObserver, Observer, Report};
+use crate::dialects::Dialect;
+use crate::tenancy::Tenant;
 use crate::{BatchOptions, Host};
 
 /// Serves one MCP connection (stdio) or one MCP session (HTTP).
 #[derive(Clone)]
 pub struct StepServer {
     host: Host,
-    catalog: Arc<Catalog>,
+    catalogs: Arc<Catalogs>,
     /// The session of a transport that has connections (stdio).
     connection_session: Option<String>,
+    /// The least severe plugin log level the client asked to receive
+    /// (`logging/setLevel`); `None` sends no log messages.
+    #[allow(deprecated)]
+    log_level: Arc<std::sync::Mutex<Option<LoggingLevel>>>,
 }
 
 const INSTRUCTIONS: &str = "stephost runs tool steps inside sandboxed WebAssembly plugins. \
@@ -36,15 +42,35 @@ Single-verb tools are there for the step whose result decides what comes next. P
 state across calls; every result says which session it used.";
 
 impl StepServer {
-    /// A handler over `host` with the tools in `catalog`. `connection_session`
-    /// is the session id calls without `session_id` use, when the transport has
-    /// connections.
-    pub fn new(host: Host, catalog: Arc<Catalog>, connection_session: Option<String>) -> Self {
+    /// A handler over `host` with each tenant's tools in `catalogs`.
+    /// `connection_session` is the session id calls without `session_id` use,
+    /// when the transport has connections.
+    pub fn new(host: Host, catalogs: Arc<Catalogs>, connection_session: Option<String>) -> Self {
         Self {
             host,
-            catalog,
+            catalogs,
             connection_session,
+            log_level: Arc::default(),
         }
+    }
+
+    /// The caller's tenant: the one the HTTP front authenticated, else local.
+    fn tenant(&self, ctx: &RequestContext<RoleServer>) -> Arc<Tenant> {
+        ctx.extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Arc<Tenant>>())
+            .cloned()
+            .unwrap_or_else(|| self.host.tenants().local().clone())
+    }
+
+    /// The tools `tenant` sees.
+    fn catalog(&self, tenant: &Tenant) -> Result<&Arc<Catalog>, McpError> {
+        self.catalogs.get(tenant.id()).ok_or_else(|| {
+            McpError::internal_error(
+                format!("no tool catalog for tenant `{}`", tenant.id()),
+                None,
+            )
+        })
     }
 
     /// The session a call without `session_id` uses: the connection's, else the
@@ -64,16 +90,16 @@ impl StepServer {
         args: Map<String, Value>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let session_id = session_arg(&args)
-            .map(str::to_owned)
+        let session_id = dialect
+            .session_for(&args)
             .or_else(|| self.default_session(&ctx));
-        let registry = self.host.registry();
-        let report = match dialect.to_batch(&args, registry) {
+        let tenant = self.tenant(&ctx);
+        let report = match dialect.to_batch(&args, tenant.registry()) {
             Ok(batch) => {
-                let progress = ctx
-                    .meta
-                    .get_progress_token()
-                    .map(|token| ProgressSink::start(ctx.peer.clone(), token));
+                #[allow(deprecated)]
+                let min_level = *self.log_level.lock().unwrap_or_else(|e| e.into_inner());
+                let progress =
+                    Notifier::start(ctx.peer.clone(), ctx.meta.get_progress_token(), min_level);
                 let observer: &dyn Observer = match &progress {
                     Some(sink) => sink,
                     None => &NoObserver,
@@ -83,6 +109,7 @@ impl StepServer {
                     .run_batch(
                         &batch,
                         BatchOptions {
+                            tenant: Some(tenant.clone()),
                             session_id: session_id.as_deref(),
                             observer,
                             cancel: ctx.ct.clone(),
@@ -95,10 +122,16 @@ impl StepServer {
                 }
                 report
             }
-            Err(problems) => Report::invalid(new_batch_id(), session_id, 0, problems),
+            Err(problems) => Report::invalid(
+                new_batch_id(),
+                session_id,
+                dialect.entry_count(&args),
+                problems,
+            ),
         };
         render(
             dialect.as_ref(),
+            &args,
             &report,
             dialect.name() != "batch" && report.steps.len() == 1,
         )
@@ -111,9 +144,29 @@ fn new_batch_id() -> String {
 
 /// The tool result: structured content in the dialect's shape, a text rendering,
 /// and each image after a text item naming its step.
-fn render(dialect: &dyn Dialect, report: &Report, include_step_text: bool) -> CallToolResult {
-    let mut structured = dialect.render(report);
+fn render(
+    dialect: &dyn Dialect,
+    args: &Map<String, Value>,
+    report: &Report,
+    include_step_text: bool,
+) -> CallToolResult {
+    let mut structured = dialect.render_call(args, report);
     strip_image_data(&mut structured);
+    if let Some(items) = dialect.content(report) {
+        let content = items
+            .into_iter()
+            .map(|item| match item {
+                ContentItem::Text { text } => ContentBlock::text(text),
+                ContentItem::Image {
+                    mime_type, data, ..
+                } => ContentBlock::image(data, mime_type),
+            })
+            .collect();
+        let mut result = CallToolResult::success(content);
+        result.structured_content = Some(structured);
+        result.is_error = Some(report.status != crate::batch::BatchStatus::Passed);
+        return result;
+    }
     let mut text = report.summary();
     for problem in &report.errors {
         text.push_str(&format!("\n- {problem}"));
@@ -167,19 +220,37 @@ fn strip_image_data(value: &mut Value) {
 }
 
 impl ServerHandler for StepServer {
+    // `enable_logging` is deprecated by 2026-07-28 but part of 2025-11-25.
+    #[allow(deprecated)]
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("stephost", env!("CARGO_PKG_VERSION")))
-            .with_instructions(INSTRUCTIONS)
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_logging()
+                .build(),
+        )
+        .with_server_info(Implementation::new("stephost", env!("CARGO_PKG_VERSION")))
+        .with_instructions(INSTRUCTIONS)
+    }
+
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        *self.log_level.lock().unwrap_or_else(|e| e.into_inner()) = Some(request.level);
+        Ok(())
     }
 
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
+        let tenant = self.tenant(&context);
         Ok(ListToolsResult::with_all_items(
-            self.catalog.tools().to_vec(),
+            self.catalog(&tenant)?.tools().to_vec(),
         ))
     }
 
@@ -188,7 +259,8 @@ impl ServerHandler for StepServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let Some(dialect) = self.catalog.get(&request.name).cloned() else {
+        let tenant = self.tenant(&context);
+        let Some(dialect) = self.catalog(&tenant)?.get(&request.name).cloned() else {
             return Err(McpError::invalid_params(
                 format!(
                     "unknown tool `{}`; tools/list shows the tools on offer",
@@ -207,59 +279,5 @@ impl ServerHandler for StepServer {
             ));
         }
         Ok(self.call(&dialect, args, context).await.into())
-    }
-}
-
-/// Sends a progress notification after each step, in order.
-struct ProgressSink {
-    tx: mpsc::UnboundedSender<ProgressNotificationParam>,
-    task: tokio::task::JoinHandle<()>,
-    token: ProgressToken,
-}
-
-impl ProgressSink {
-    fn start(peer: Peer<RoleServer>, token: ProgressToken) -> Self {
-        let (tx, mut rx) = mpsc::unbounded_channel::<ProgressNotificationParam>();
-        let task = tokio::spawn(async move {
-            while let Some(param) = rx.recv().await {
-                if let Err(error) = peer.notify_progress(param).await {
-                    tracing::debug!(%error, "progress notification not delivered");
-                    break;
-                }
-            }
-        });
-        Self { tx, task, token }
-    }
-
-    /// Waits until every notification is handed to the transport, so they all
-    /// arrive before the result.
-    async fn finish(self) {
-        drop(self.tx);
-        let _ = self.task.await;
-    }
-}
-
-impl Observer for ProgressSink {
-    fn step_started(&self, _step: &PlannedStep, _total: usize) {}
-
-    fn step_finished(&self, step: &StepReport, done: usize, total: usize) {
-        let status = match step.status {
-            StepStatus::Passed => "passed",
-            StepStatus::Failed => "failed",
-            StepStatus::TimedOut => "timed out",
-            StepStatus::Cancelled => "cancelled",
-        };
-        let name = step
-            .label
-            .clone()
-            .unwrap_or_else(|| format!("{}.{}", step.plugin, step.verb));
-        let mut message = format!("step {}: {name} {status}", step.index + 1);
-        if let Some(error) = &step.error {
-            message.push_str(&format!(" ({})", error.code));
-        }
-        let param = ProgressNotificationParam::new(self.token.clone(), done as f64)
-            .with_total(total as f64)
-            .with_message(message);
-        let _ = self.tx.send(param);
     }
 }

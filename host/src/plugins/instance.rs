@@ -102,7 +102,9 @@ impl PluginInstance {
     ) -> Result<Self, InstantiateError> {
         let state = HostState::new(
             plugin.name_arc(),
+            plugin.grant().clone(),
             plugin.allow_list().clone(),
+            plugin.services().clone(),
             memory_bytes,
             max_logs,
         );

@@ -14,7 +14,7 @@ use wasmtime::component::Component;
 
 use super::bindings::PluginPre;
 use super::instance::{CallBudget, PluginInstance};
-use crate::capabilities::{self, AllowList, Capability, Grant, HostState};
+use crate::capabilities::{self, AllowList, Capability, Grant, HostState, Services};
 use crate::engine::{CompileCache, sha256_hex};
 
 /// Time and fuel allowed for a plugin's `describe` at load.
@@ -78,10 +78,14 @@ pub struct PluginInfo {
 pub struct LoadedPlugin {
     info: PluginInfo,
     name: Arc<str>,
-    verbs: BTreeMap<String, Verb>,
+    verbs: Arc<BTreeMap<String, Verb>>,
     pre: PluginPre<HostState>,
     engine: Engine,
     allow: AllowList,
+    grant: Grant,
+    services: Arc<Services>,
+    component: Component,
+    imports: Arc<Vec<(String, Capability)>>,
 }
 
 impl LoadedPlugin {
@@ -120,6 +124,53 @@ impl LoadedPlugin {
     /// Where its outbound HTTP may go. The host may add destinations at run time.
     pub fn allow_list(&self) -> &AllowList {
         &self.allow
+    }
+
+    /// What it was granted.
+    pub fn grant(&self) -> &Grant {
+        &self.grant
+    }
+
+    pub(crate) fn services(&self) -> &Arc<Services> {
+        &self.services
+    }
+
+    /// The same plugin linked for `grant`: only what the grant allows is linked,
+    /// and an import the grant does not cover is an error naming the grant.
+    pub fn granted(&self, grant: &Grant) -> Result<LoadedPlugin, LoadError> {
+        for (import, capability) in self.imports.iter() {
+            if !grant.allows(*capability) {
+                return Err(LoadError::NotGranted {
+                    plugin: self.name().to_owned(),
+                    source_name: self.info.source.clone(),
+                    import: import.clone(),
+                    grant: capability.grant_key().unwrap_or("basic"),
+                });
+            }
+        }
+        let allow = grant.allow_list().map_err(|e| LoadError::BadGrant {
+            plugin: self.name().to_owned(),
+            message: e.to_string(),
+        })?;
+        let pre = capabilities::linker(&self.engine, grant)
+            .and_then(|linker| linker.instantiate_pre(&self.component))
+            .and_then(PluginPre::new)
+            .map_err(|e| LoadError::Compile {
+                source_name: self.info.source.clone(),
+                message: format!("{e:#}"),
+            })?;
+        Ok(LoadedPlugin {
+            info: self.info.clone(),
+            name: self.name.clone(),
+            verbs: self.verbs.clone(),
+            pre,
+            engine: self.engine.clone(),
+            allow,
+            grant: grant.clone(),
+            services: self.services.clone(),
+            component: self.component.clone(),
+            imports: self.imports.clone(),
+        })
     }
 }
 
@@ -172,6 +223,20 @@ pub enum LoadError {
         /// The grant key that would allow it.
         grant: &'static str,
     },
+    /// The component's digest differs from the one pinned in the config.
+    #[error(
+        "plugin `{plugin}` ({source_name}) has sha256 {actual}, but [plugins.pins] pins it to {pinned}; refusing a changed component"
+    )]
+    PinMismatch {
+        /// Plugin name.
+        plugin: String,
+        /// Where it came from.
+        source_name: String,
+        /// The pinned digest.
+        pinned: String,
+        /// The file's digest.
+        actual: String,
+    },
     /// The grant itself is malformed.
     #[error("plugin `{plugin}`: bad grant: {message}")]
     BadGrant {
@@ -203,9 +268,13 @@ pub enum LoadError {
 /// Every loaded plugin, by name.
 pub struct Registry {
     plugins: BTreeMap<String, Arc<LoadedPlugin>>,
+    /// Plugins loaded on the host but not usable here, with the reason.
+    unavailable: BTreeMap<String, String>,
     grants: BTreeMap<String, Grant>,
+    pins: BTreeMap<String, String>,
     engine: Engine,
     cache: Option<CompileCache>,
+    services: Arc<Services>,
 }
 
 impl Registry {
@@ -215,12 +284,17 @@ impl Registry {
         engine: &Engine,
         cache: Option<CompileCache>,
         grants: BTreeMap<String, Grant>,
+        pins: BTreeMap<String, String>,
+        services: Arc<Services>,
     ) -> Self {
         Self {
             plugins: BTreeMap::new(),
+            unavailable: BTreeMap::new(),
             grants,
+            pins,
             engine: engine.clone(),
             cache,
+            services,
         }
     }
 
@@ -258,26 +332,28 @@ impl Registry {
             .and_then(|linker| linker.instantiate_pre(&component))
             .and_then(PluginPre::new)
             .map_err(compile_err)?;
-        let mut plugin = describe(&self.engine, probe_pre, &source_name, digest).await?;
-        let grant = self.grants.get(plugin.name()).cloned().unwrap_or_default();
-        for (import, capability) in &imports {
-            if !grant.allows(*capability) {
-                return Err(LoadError::NotGranted {
-                    plugin: plugin.name().to_owned(),
-                    source_name,
-                    import: import.clone(),
-                    grant: capability.grant_key().unwrap_or("basic"),
-                });
-            }
+        let probe = describe(
+            &self.engine,
+            probe_pre,
+            &source_name,
+            digest,
+            self.services.clone(),
+            component,
+            imports,
+        )
+        .await?;
+        if let Some(pinned) = self.pins.get(probe.name())
+            && !pinned.eq_ignore_ascii_case(&probe.info.sha256)
+        {
+            return Err(LoadError::PinMismatch {
+                plugin: probe.name().to_owned(),
+                source_name,
+                pinned: pinned.clone(),
+                actual: probe.info.sha256.clone(),
+            });
         }
-        plugin.allow = grant.allow_list().map_err(|e| LoadError::BadGrant {
-            plugin: plugin.name().to_owned(),
-            message: e.to_string(),
-        })?;
-        plugin.pre = capabilities::linker(&self.engine, &grant)
-            .and_then(|linker| linker.instantiate_pre(&component))
-            .and_then(PluginPre::new)
-            .map_err(compile_err)?;
+        let grant = self.grants.get(probe.name()).cloned().unwrap_or_default();
+        let plugin = probe.granted(&grant)?;
         if let Some(existing) = self.plugins.get(plugin.name()) {
             return Err(LoadError::Duplicate {
                 name: plugin.name().to_owned(),
@@ -317,6 +393,61 @@ impl Registry {
         self.plugins.get(name)
     }
 
+    /// Why a plugin the host has is not usable through this registry.
+    pub fn unavailable(&self, name: &str) -> Option<&str> {
+        self.unavailable.get(name).map(String::as_str)
+    }
+
+    /// The view one tenant gets: only the plugins in `allowed` (`*` for all),
+    /// each linked for the host's grant narrowed by the tenant's. A plugin whose
+    /// imports the narrowed grant does not cover is unavailable, with the reason.
+    pub fn for_tenant(
+        &self,
+        tenant: &str,
+        allowed: &[String],
+        grants: &BTreeMap<String, Grant>,
+    ) -> Registry {
+        let all = allowed.iter().any(|a| a == "*");
+        let mut view = Registry {
+            plugins: BTreeMap::new(),
+            unavailable: BTreeMap::new(),
+            grants: BTreeMap::new(),
+            pins: self.pins.clone(),
+            engine: self.engine.clone(),
+            cache: self.cache.clone(),
+            services: self.services.clone(),
+        };
+        for (name, plugin) in &self.plugins {
+            if !all && !allowed.iter().any(|a| a == name) {
+                view.unavailable.insert(
+                    name.clone(),
+                    format!("plugin `{name}` is not enabled for tenant `{tenant}`"),
+                );
+                continue;
+            }
+            let effective = match grants.get(name) {
+                Some(narrower) => plugin.grant().intersect(narrower),
+                None => plugin.grant().clone(),
+            };
+            if &effective == plugin.grant() {
+                view.plugins.insert(name.clone(), plugin.clone());
+                continue;
+            }
+            match plugin.granted(&effective) {
+                Ok(variant) => {
+                    view.plugins.insert(name.clone(), Arc::new(variant));
+                }
+                Err(e) => {
+                    tracing::warn!(tenant, plugin = %name, "{e}");
+                    view.unavailable
+                        .insert(name.clone(), format!("for tenant `{tenant}`: {e}"));
+                }
+            }
+            view.grants.insert(name.clone(), effective);
+        }
+        view
+    }
+
     /// All plugins, by name.
     pub fn plugins(&self) -> impl Iterator<Item = &Arc<LoadedPlugin>> {
         self.plugins.values()
@@ -353,6 +484,9 @@ async fn describe(
     pre: PluginPre<HostState>,
     source_name: &str,
     digest: String,
+    services: Arc<Services>,
+    component: Component,
+    imports: Vec<(String, Capability)>,
 ) -> Result<LoadedPlugin, LoadError> {
     let err = |message: String| LoadError::Describe {
         source_name: source_name.to_owned(),
@@ -369,10 +503,14 @@ async fn describe(
             verbs: Vec::new(),
         },
         name: Arc::from(source_name),
-        verbs: BTreeMap::new(),
+        verbs: Arc::new(BTreeMap::new()),
         pre: pre.clone(),
         engine: engine.clone(),
         allow: AllowList::default(),
+        grant: Grant::default(),
+        services: services.clone(),
+        component: component.clone(),
+        imports: Arc::new(Vec::new()),
     });
     let budget = CallBudget {
         deadline: Instant::now() + DESCRIBE_TIMEOUT,
@@ -439,10 +577,14 @@ async fn describe(
             sha256: digest,
             verbs: infos,
         },
-        verbs,
+        verbs: Arc::new(verbs),
         pre,
         engine: engine.clone(),
         allow: AllowList::default(),
+        grant: Grant::default(),
+        services,
+        component,
+        imports: Arc::new(imports),
     })
 }
 

@@ -38,7 +38,10 @@ impl Guest for NetTest {
 
     fn invoke(verb: String, input: String) -> Result<Output, Failure> {
         if verb != "get" {
-            return Err(failure("invalid-input", format!("unknown verb `{verb}` (nettest has: get)")));
+            return Err(failure(
+                "invalid-input",
+                format!("unknown verb `{verb}` (nettest has: get)"),
+            ));
         }
         let input: Value = serde_json::from_str(&input)
             .map_err(|e| failure("invalid-input", format!("input is not JSON: {e}")))?;
@@ -65,21 +68,30 @@ fn failure(code: &str, message: impl Into<String>) -> Failure {
 
 fn http_failure(url: &str, error: ErrorCode) -> Failure {
     match error {
-        ErrorCode::HttpRequestDenied => failure("denied", format!("the host refused outbound HTTP to {url}")),
+        ErrorCode::HttpRequestDenied => {
+            failure("denied", format!("the host refused outbound HTTP to {url}"))
+        }
         other => failure("failed", format!("GET {url}: {other:?}")),
     }
 }
 
 fn get(url: &str) -> Result<(u16, String), Failure> {
-    let (scheme, rest) = url
-        .split_once("://")
-        .ok_or_else(|| failure("invalid-input", "input.url: expected http://host[:port]/path"))?;
+    let (scheme, rest) = url.split_once("://").ok_or_else(|| {
+        failure(
+            "invalid-input",
+            "input.url: expected http://host[:port]/path",
+        )
+    })?;
     let (authority, path) = match rest.find('/') {
         Some(i) => (&rest[..i], &rest[i..]),
         None => (rest, "/"),
     };
     let request = OutgoingRequest::new(Fields::new());
-    let scheme = if scheme == "https" { Scheme::Https } else { Scheme::Http };
+    let scheme = if scheme == "https" {
+        Scheme::Https
+    } else {
+        Scheme::Http
+    };
     let bad = |_| failure("invalid-input", format!("input.url: cannot request {url}"));
     request.set_method(&Method::Get).map_err(bad)?;
     request.set_scheme(Some(&scheme)).map_err(bad)?;

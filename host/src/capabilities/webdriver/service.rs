@@ -1,0 +1,346 @@
+//! The host-wide WebDriver service: starts drivers and opens one session per
+//! plugin instance.
+//!
+//! Chromium: one chromedriver serves every session of the host. Firefox:
+//! geckodriver holds a single session per process, so each session gets its own
+//! geckodriver, which goes when the session goes.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::client::{self, ClientError};
+use super::config::{BrowserConfig, BrowserKind};
+use super::driver::{Driver, DriverError};
+
+/// How long creating a session (starting the browser) may take.
+const NEW_SESSION_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long deleting a session may take before the host gives up on it (the
+/// driver's process-group kill still ends the browser when the driver goes).
+const DELETE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Why a session could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum OpenError {
+    /// The driver could not be started.
+    #[error(transparent)]
+    Driver(#[from] DriverError),
+    /// The driver did not answer.
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    /// The driver refused to create the session.
+    #[error("the driver could not start {browser}: {error}: {message}")]
+    Refused {
+        /// The browser.
+        browser: BrowserKind,
+        /// WebDriver error code.
+        error: String,
+        /// Its message.
+        message: String,
+    },
+    /// The profile folder could not be made.
+    #[error("cannot create a browser profile folder {path}: {message}")]
+    Profile {
+        /// The folder.
+        path: String,
+        /// Why.
+        message: String,
+    },
+}
+
+/// Starts drivers and sessions for the `webdriver` capability. Built once per
+/// host (in [`crate::capabilities::Services`]); instances hold [`Lease`]s.
+pub struct WebDriverService {
+    config: BrowserConfig,
+    /// The shared chromedriver, once started.
+    shared: tokio::sync::Mutex<Option<Arc<Driver>>>,
+}
+
+impl WebDriverService {
+    /// A service for `config`; nothing starts until the first session.
+    pub fn new(config: BrowserConfig) -> Self {
+        Self {
+            config,
+            shared: tokio::sync::Mutex::new(None),
+        }
+    }
+
+    /// The configuration in force.
+    pub fn config(&self) -> &BrowserConfig {
+        &self.config
+    }
+
+    /// A driver for a new session: the shared chromedriver (restarted when it
+    /// died), or a fresh geckodriver.
+    async fn driver(&self) -> Result<Arc<Driver>, DriverError> {
+        if self.config.kind == BrowserKind::Firefox {
+            return Driver::start(&self.config).await;
+        }
+        let mut shared = self.shared.lock().await;
+        if let Some(driver) = shared.as_ref().filter(|d| d.is_alive()) {
+            return Ok(driver.clone());
+        }
+        let driver = Driver::start(&self.config).await?;
+        *shared = Some(driver.clone());
+        Ok(driver)
+    }
+
+    /// Opens a new session.
+    pub(crate) async fn open(&self) -> Result<Lease, OpenError> {
+        let driver = self.driver().await?;
+        let profile = match self.config.kind {
+            BrowserKind::Chromium => {
+                let dir = std::env::temp_dir().join(format!(
+                    "stephost-chromium-{}",
+                    uuid::Uuid::new_v4().simple()
+                ));
+                std::fs::create_dir_all(&dir).map_err(|e| OpenError::Profile {
+                    path: dir.display().to_string(),
+                    message: e.to_string(),
+                })?;
+                driver.track_profile(dir.clone());
+                Some(dir)
+            }
+            // geckodriver makes a fresh temporary profile per session itself.
+            BrowserKind::Firefox => None,
+        };
+        let body = json!({"capabilities": {"alwaysMatch": capabilities(&self.config, profile.as_deref())}});
+        let answer = client::request(
+            driver.addr(),
+            http::Method::POST,
+            "/session",
+            Some(&body),
+            NEW_SESSION_TIMEOUT,
+        )
+        .await;
+        let refused = |error: String, message: String| {
+            if let Some(dir) = &profile {
+                driver.remove_profile(dir);
+            }
+            OpenError::Refused {
+                browser: self.config.kind,
+                error,
+                message,
+            }
+        };
+        let (status, answer) = match answer {
+            Ok(answer) => answer,
+            Err(e) => return Err(refused("no answer".into(), e.to_string())),
+        };
+        if let Some((error, message)) = client::webdriver_error(status, &answer) {
+            return Err(refused(error, message));
+        }
+        let value = answer.get("value").cloned().unwrap_or(Value::Null);
+        let Some(id) = value
+            .get("sessionId")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+        else {
+            return Err(refused(
+                "bad answer".into(),
+                format!("no sessionId in {value}"),
+            ));
+        };
+        tracing::info!(browser = %self.config.kind, session = %id, driver = %driver.addr(), "webdriver session opened");
+        driver.track_session(&id);
+        Ok(Lease {
+            capabilities: value.get("capabilities").cloned().unwrap_or(Value::Null),
+            driver,
+            id,
+            profile,
+        })
+    }
+}
+
+/// The new-session capabilities for `config`.
+fn capabilities(config: &BrowserConfig, profile: Option<&std::path::Path>) -> Value {
+    let [width, height] = config.window_size;
+    // `ignore`: an open dialog stays open and the next command fails with
+    // "unexpected alert open", which the plugin turns into an error naming its
+    // `dialog` verb. The default would dismiss the dialog behind the agent's back.
+    let timeouts = json!({
+        "pageLoad": config.page_load_timeout_ms,
+        "script": config.script_timeout_ms,
+        "implicit": 0
+    });
+    match config.kind {
+        BrowserKind::Chromium => {
+            let mut args: Vec<String> = Vec::new();
+            if config.headless {
+                args.push("--headless=new".into());
+            }
+            args.extend(
+                [
+                    "--no-sandbox",
+                    "--disable-gpu",
+                    "--disable-dev-shm-usage",
+                    // These machines have no network beyond what tests serve;
+                    // background fetches would only stall and log.
+                    "--disable-background-networking",
+                    "--disable-component-update",
+                    "--disable-sync",
+                    "--no-first-run",
+                    "--no-default-browser-check",
+                ]
+                .map(String::from),
+            );
+            args.push(format!("--window-size={width},{height}"));
+            if let Some(dir) = profile {
+                args.push(format!("--user-data-dir={}", dir.display()));
+            }
+            args.extend(config.extra_args.iter().cloned());
+            let binary = config
+                .browser_path()
+                .unwrap_or_else(|| config.chromium.clone());
+            json!({
+                "browserName": "chrome",
+                "unhandledPromptBehavior": "ignore",
+                "pageLoadStrategy": "normal",
+                "timeouts": timeouts,
+                "goog:chromeOptions": {"binary": binary, "args": args}
+            })
+        }
+        BrowserKind::Firefox => {
+            let mut args: Vec<String> = Vec::new();
+            if config.headless {
+                args.push("-headless".into());
+            }
+            args.push(format!("--width={width}"));
+            args.push(format!("--height={height}"));
+            args.extend(config.extra_args.iter().cloned());
+            let binary = config
+                .browser_path()
+                .unwrap_or_else(|| config.firefox.clone());
+            json!({
+                "browserName": "firefox",
+                "unhandledPromptBehavior": "ignore",
+                "pageLoadStrategy": "normal",
+                "timeouts": timeouts,
+                "moz:firefoxOptions": {
+                    "binary": binary,
+                    "args": args,
+                    // The closed network: no update, telemetry or captive-portal checks.
+                    "prefs": {
+                        "app.update.disabledForTesting": true,
+                        "browser.shell.checkDefaultBrowser": false,
+                        "datareporting.policy.dataSubmissionEnabled": false,
+                        "network.captive-portal-service.enabled": false,
+                        "network.connectivity-service.enabled": false,
+                        "toolkit.telemetry.reportingpolicy.firstRun": false
+                    }
+                }
+            })
+        }
+    }
+}
+
+/// One open session, owned by one plugin instance. Dropping it deletes the
+/// session (the browser closes) in the background.
+pub(crate) struct Lease {
+    driver: Arc<Driver>,
+    id: String,
+    capabilities: Value,
+    profile: Option<PathBuf>,
+}
+
+impl Lease {
+    /// The session id.
+    pub(crate) fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The driver's address.
+    pub(crate) fn addr(&self) -> SocketAddr {
+        self.driver.addr()
+    }
+
+    /// `http://127.0.0.1:PORT/session/ID`.
+    pub(crate) fn url(&self) -> String {
+        format!("http://{}/session/{}", self.driver.addr(), self.id)
+    }
+
+    /// `/session/ID`.
+    pub(crate) fn path(&self) -> String {
+        format!("/session/{}", self.id)
+    }
+
+    /// The browser.
+    pub(crate) fn kind(&self) -> BrowserKind {
+        self.driver.kind()
+    }
+
+    /// The capabilities the driver answered with.
+    pub(crate) fn capabilities(&self) -> &Value {
+        &self.capabilities
+    }
+
+    /// Whether the driver behind it still runs.
+    pub(crate) fn is_alive(&self) -> bool {
+        self.driver.is_alive()
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        // The cleanup owns a reference to the driver, so a geckodriver (one per
+        // session) stops only after its browser has been asked to quit.
+        let driver = self.driver.clone();
+        let path = self.path();
+        let id = std::mem::take(&mut self.id);
+        let profile = self.profile.take();
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move {
+                    let result = client::request(
+                        driver.addr(),
+                        http::Method::DELETE,
+                        &path,
+                        None,
+                        DELETE_TIMEOUT,
+                    )
+                    .await;
+                    let outcome = match result {
+                        Ok((status, _)) => Ok(status),
+                        Err(error) => Err(error.to_string()),
+                    };
+                    deleted(&driver, &id, profile.as_deref(), outcome);
+                });
+            }
+            // No runtime (a plain thread, or the host shutting down): delete on a
+            // thread of its own so the dropping thread never blocks.
+            Err(_) => {
+                std::thread::spawn(move || {
+                    let outcome = if client::delete_blocking(driver.addr(), &path, DELETE_TIMEOUT) {
+                        Ok(200)
+                    } else {
+                        Err("no 200 answer".to_owned())
+                    };
+                    deleted(&driver, &id, profile.as_deref(), outcome);
+                });
+            }
+        }
+    }
+}
+
+/// Logs how a session delete went and removes the session's profile folder.
+fn deleted(
+    driver: &Driver,
+    id: &str,
+    profile: Option<&std::path::Path>,
+    outcome: Result<u16, String>,
+) {
+    driver.untrack_session(id);
+    match outcome {
+        Ok(200) => tracing::info!(session = %id, "webdriver session deleted"),
+        Ok(status) => {
+            tracing::debug!(session = %id, status, "webdriver session delete refused (already gone?)");
+        }
+        Err(error) => tracing::warn!(session = %id, %error, "webdriver session delete failed"),
+    }
+    if let Some(dir) = profile {
+        driver.remove_profile(dir);
+    }
+}

@@ -1,0 +1,923 @@
+//! `execute_batch`, `execute_step` and `resume_batch`: Robot Framework keyword
+//! batches in the rf-mcp tool shape, mapped onto the generic batch of `rf`
+//! `run_keyword` steps.
+//!
+//! Recovery: `on_failure: "recover"` (the default) and `"retry"` both become the
+//! engine's retry policy (`max_recovery_attempts + 1` runs) with its exponential
+//! backoff between runs (tier 1: wait and retry). `recover` re-runs only RF
+//! `failed` failures, because `not-found` and `invalid-input` cannot heal by
+//! waiting and a `timeout` would just burn the budget again; `retry` also
+//! re-runs timeouts. Tier-2 recovery (running library keywords between attempts)
+//! is not implemented.
+//!
+//! A failed or timed-out `execute_batch` is remembered (session, the steps from
+//! the failure point on, the failure policy) so `resume_batch` can run them again
+//! after optional fix steps. The memory is per catalog, so per tenant.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Map, Value, json};
+
+use super::{Dialect, arg_problem, session_arg};
+use crate::batch::{BatchStatus, Problem, Report, StepStatus, UnknownPolicy};
+use crate::plugins::Registry;
+
+/// Batches kept for `resume_batch`; the oldest go first beyond this.
+const MAX_REMEMBERED: usize = 1000;
+
+/// A failed batch that `resume_batch` can pick up.
+#[derive(Debug, Clone)]
+struct Resumable {
+    /// Session the batch ran in.
+    session_id: String,
+    /// Dialect-shape steps from the failed step on.
+    remaining: Vec<Value>,
+    /// `on_failure` of the original call.
+    on_failure: String,
+    /// `max_recovery_attempts` of the original call.
+    max_recovery_attempts: u64,
+}
+
+/// Bounded memory of resumable batches, shared by `execute_batch` and
+/// `resume_batch`.
+#[derive(Debug, Default)]
+pub struct ResumeStore {
+    by_id: BTreeMap<String, Resumable>,
+    order: VecDeque<String>,
+}
+
+impl ResumeStore {
+    fn insert(&mut self, id: String, entry: Resumable) {
+        if self.by_id.insert(id.clone(), entry).is_none() {
+            self.order.push_back(id);
+        }
+        while self.order.len() > MAX_REMEMBERED {
+            if let Some(old) = self.order.pop_front() {
+                self.by_id.remove(&old);
+            }
+        }
+    }
+
+    fn take(&mut self, id: &str) -> Option<Resumable> {
+        let entry = self.by_id.remove(id)?;
+        self.order.retain(|x| x != id);
+        Some(entry)
+    }
+
+    fn get(&self, id: &str) -> Option<&Resumable> {
+        self.by_id.get(id)
+    }
+}
+
+/// Shared handle to the resume memory.
+pub type Store = Arc<Mutex<ResumeStore>>;
+
+/// The three RF dialects, sharing one resume memory.
+pub fn dialects() -> Vec<Arc<dyn Dialect>> {
+    let store: Store = Arc::default();
+    vec![
+        Arc::new(ExecuteBatch {
+            store: store.clone(),
+        }),
+        Arc::new(ExecuteStep),
+        Arc::new(ResumeBatch { store }),
+    ]
+}
+
+/// The `execute_batch` tool.
+pub struct ExecuteBatch {
+    store: Store,
+}
+
+/// The `execute_step` tool: one keyword.
+pub struct ExecuteStep;
+
+/// The `resume_batch` tool.
+pub struct ResumeBatch {
+    store: Store,
+}
+
+fn rf_loaded(registry: &Registry) -> bool {
+    registry.names().any(|n| n == "rf")
+}
+
+/// Parses an RF time string (`10s`, `1 min 30 s`, `500ms`, `1.5`, `2 minutes`)
+/// to milliseconds. A bare number is seconds, as in RF.
+pub fn parse_rf_duration(text: &str) -> Option<u64> {
+    let compact: String = text
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect::<String>()
+        .to_lowercase();
+    if compact.is_empty() {
+        return None;
+    }
+    if let Ok(secs) = compact.parse::<f64>() {
+        return to_ms(secs, 1000.0);
+    }
+    let mut total = 0.0;
+    let mut rest = compact.as_str();
+    while !rest.is_empty() {
+        let num_end = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let number: f64 = rest[..num_end].parse().ok()?;
+        rest = &rest[num_end..];
+        let unit_end = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let factor = match &rest[..unit_end] {
+            "ms" | "millis" | "millisecond" | "milliseconds" => 1.0,
+            "s" | "sec" | "secs" | "second" | "seconds" => 1000.0,
+            "m" | "min" | "mins" | "minute" | "minutes" => 60_000.0,
+            "h" | "hour" | "hours" => 3_600_000.0,
+            "d" | "day" | "days" => 86_400_000.0,
+            _ => return None,
+        };
+        rest = &rest[unit_end..];
+        total += number * factor;
+    }
+    to_ms(total, 1.0)
+}
+
+fn to_ms(value: f64, factor: f64) -> Option<u64> {
+    let ms = (value * factor).round();
+    // Why: a zero or negative timeout can never let a keyword run.
+    (ms.is_finite() && ms >= 1.0 && ms <= u64::MAX as f64).then_some(ms as u64)
+}
+
+/// Problem in step `index` (0-based), named 1-based in the message.
+fn step_problem(index: usize, label: Option<&str>, field: &str, message: &str) -> Problem {
+    Problem {
+        step: Some(index),
+        label: label.map(str::to_owned),
+        field: format!("steps[{index}].{field}"),
+        message: format!("step {}: {message}", index + 1),
+    }
+}
+
+/// Maps one dialect step to a generic `rf.run_keyword` step.
+fn map_step(
+    index: usize,
+    step: &Value,
+    retry: Option<&Value>,
+    problems: &mut Vec<Problem>,
+) -> Option<Value> {
+    let Some(obj) = step.as_object() else {
+        problems.push(step_problem(
+            index,
+            None,
+            "",
+            "must be an object {keyword, arguments?, label?, timeout?, assign_to?}",
+        ));
+        return None;
+    };
+    let label = obj.get("label").and_then(Value::as_str);
+    let before = problems.len();
+    for key in obj.keys() {
+        if !matches!(
+            key.as_str(),
+            "keyword" | "arguments" | "args" | "label" | "timeout" | "assign_to"
+        ) {
+            problems.push(step_problem(
+                index,
+                label,
+                key,
+                &format!(
+                    "unknown field `{key}`; a step takes keyword, arguments, label, timeout, assign_to"
+                ),
+            ));
+        }
+    }
+    let keyword = match obj.get("keyword") {
+        Some(Value::String(k)) if !k.trim().is_empty() => Some(k.clone()),
+        Some(_) => {
+            problems.push(step_problem(
+                index,
+                label,
+                "keyword",
+                "keyword must be a non-empty string (an RF keyword name such as \"Log\")",
+            ));
+            None
+        }
+        None => {
+            problems.push(step_problem(
+                index,
+                label,
+                "keyword",
+                "missing `keyword`: add the RF keyword name, e.g. {\"keyword\": \"Log\", \"arguments\": [\"hello\"]}",
+            ));
+            None
+        }
+    };
+    let args = match (obj.get("arguments"), obj.get("args")) {
+        (Some(a), Some(b)) if a != b => {
+            problems.push(step_problem(
+                index,
+                label,
+                "arguments",
+                "both `arguments` and its legacy alias `args` are given with different values; keep only `arguments`",
+            ));
+            None
+        }
+        (Some(a), _) | (None, Some(a)) => match a {
+            Value::Array(items) => Some(Value::Array(items.clone())),
+            _ => {
+                problems.push(step_problem(
+                    index,
+                    label,
+                    "arguments",
+                    "arguments must be a list of strings",
+                ));
+                None
+            }
+        },
+        (None, None) => Some(Value::Array(Vec::new())),
+    };
+    let timeout_ms = match obj.get("timeout") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(t)) => match parse_rf_duration(t) {
+            Some(ms) => Some(ms),
+            None => {
+                problems.push(step_problem(
+                    index,
+                    label,
+                    "timeout",
+                    &format!(
+                        "`{t}` is not an RF time such as \"10s\", \"1 min 30 s\" or \"500ms\""
+                    ),
+                ));
+                None
+            }
+        },
+        Some(Value::Number(n)) => match n.as_f64().and_then(|s| to_ms(s, 1000.0)) {
+            Some(ms) => Some(ms),
+            None => {
+                problems.push(step_problem(index, label, "timeout", "must be positive"));
+                None
+            }
+        },
+        Some(_) => {
+            problems.push(step_problem(
+                index,
+                label,
+                "timeout",
+                "must be an RF time string such as \"10s\"",
+            ));
+            None
+        }
+    };
+    let assign_to = match obj.get("assign_to") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(a)) => Some(a.clone()),
+        Some(_) => {
+            problems.push(step_problem(
+                index,
+                label,
+                "assign_to",
+                "must be a variable name string",
+            ));
+            None
+        }
+    };
+    if problems.len() > before {
+        return None;
+    }
+    let mut input = Map::new();
+    input.insert("keyword".into(), Value::String(keyword?));
+    input.insert("args".into(), args?);
+    if let Some(a) = &assign_to {
+        input.insert("assign".into(), Value::String(a.clone()));
+    }
+    let mut out = Map::new();
+    out.insert("plugin".into(), json!("rf"));
+    out.insert("verb".into(), json!("run_keyword"));
+    out.insert("input".into(), Value::Object(input));
+    if let Some(a) = assign_to {
+        out.insert("assign_to".into(), Value::String(a));
+    }
+    if let Some(ms) = timeout_ms {
+        out.insert("timeout_ms".into(), json!(ms));
+    }
+    if let Some(l) = label {
+        out.insert("label".into(), json!(l));
+    }
+    if let Some(r) = retry {
+        out.insert("retry".into(), r.clone());
+    }
+    Some(Value::Object(out))
+}
+
+/// Reads an optional integer argument within `[min, max]`.
+fn int_arg(
+    args: &Map<String, Value>,
+    name: &str,
+    min: u64,
+    max: u64,
+    default: u64,
+    problems: &mut Vec<Problem>,
+) -> u64 {
+    match args.get(name) {
+        None | Some(Value::Null) => default,
+        Some(v) => {
+            match v.as_u64() {
+                Some(n) if (min..=max).contains(&n) => n,
+                _ => {
+                    problems.push(arg_problem(
+                    name,
+                    format!("{name} must be an integer from {min} to {max} (default {default}), got {v}"),
+                ));
+                    default
+                }
+            }
+        }
+    }
+}
+
+/// The generic retry policy for an `on_failure` mode.
+fn retry_for(on_failure: &str, max_recovery_attempts: u64) -> Option<Value> {
+    let attempts = max_recovery_attempts + 1;
+    match on_failure {
+        "retry" => Some(json!({"attempts": attempts, "on": ["failed", "timeout"]})),
+        // Why only `failed`: see the module docs.
+        "recover" => Some(json!({"attempts": attempts, "on": ["failed"]})),
+        _ => None,
+    }
+}
+
+/// Builds the generic batch from dialect-shape steps.
+fn build_batch(
+    steps: &[Value],
+    on_failure: &str,
+    max_recovery_attempts: u64,
+    timeout_ms: u64,
+    session_id: Option<&str>,
+    mut problems: Vec<Problem>,
+) -> Result<Value, Vec<Problem>> {
+    let retry = retry_for(on_failure, max_recovery_attempts);
+    let mapped: Vec<Value> = steps
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| map_step(i, s, retry.as_ref(), &mut problems))
+        .collect();
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    let mut batch = json!({"steps": mapped, "on_failure": "stop", "timeout_ms": timeout_ms});
+    if let (Some(s), Some(obj)) = (session_id, batch.as_object_mut()) {
+        obj.insert("session_id".into(), json!(s));
+    }
+    Ok(batch)
+}
+
+fn on_failure_arg(args: &Map<String, Value>, problems: &mut Vec<Problem>) -> String {
+    match args.get("on_failure") {
+        None | Some(Value::Null) => "recover".into(),
+        Some(Value::String(s)) if matches!(s.as_str(), "stop" | "retry" | "recover") => s.clone(),
+        Some(v) => {
+            problems.push(arg_problem(
+                "on_failure",
+                format!("on_failure must be \"stop\", \"retry\" or \"recover\", got {v}"),
+            ));
+            "recover".into()
+        }
+    }
+}
+
+fn steps_arg<'a>(
+    args: &'a Map<String, Value>,
+    field: &str,
+    required: bool,
+    problems: &mut Vec<Problem>,
+) -> &'a [Value] {
+    match args.get(field) {
+        Some(Value::Array(a)) if !a.is_empty() || !required => a,
+        None | Some(Value::Null) if !required => &[],
+        _ => {
+            problems.push(arg_problem(
+                field,
+                format!("{field} must be a non-empty list of steps {{keyword, arguments?, label?, timeout?, assign_to?}}"),
+            ));
+            &[]
+        }
+    }
+}
+
+fn step_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "keyword": {"type": "string", "description": "RF keyword name, e.g. \"Should Be Equal\"."},
+            "arguments": {"type": "array", "description": "Positional arguments (RF cells); may contain ${STEP_N} (1-based; ${STEP_0} is the first step too) and ${name} of an earlier assign_to. RF variables like ${x} pass to RF."},
+            "args": {"type": "array", "description": "Legacy alias of arguments."},
+            "label": {"type": "string", "description": "Human-readable label."},
+            "timeout": {"type": "string", "description": "Per-step RF timeout, e.g. \"10s\", \"1 min 30 s\", \"500ms\"; enforced by the host."},
+            "assign_to": {"type": "string", "description": "Variable name to capture the return value (e.g. \"cart_count\"), usable as ${cart_count} later."}
+        },
+        "required": ["keyword"]
+    })
+}
+
+fn result_schema() -> Value {
+    // Why the nullable types: a passing batch has `failure: null`, a skipped
+    // step has no error, and MCP clients validate results against this schema.
+    json!({
+        "type": "object",
+        "properties": {
+            "status": {"type": "string", "enum": ["PASS", "FAIL", "RECOVERED", "TIMEOUT"]},
+            "summary": {"type": "string"},
+            "batch_id": {"type": "string"},
+            "session_id": {"type": ["string", "null"]},
+            "total_time_ms": {"type": "number"},
+            "steps_executed": {"type": "integer"},
+            "steps_total": {"type": "integer"},
+            "steps": {"type": "array", "items": {"type": "object", "properties": {
+                "index": {"type": "integer", "description": "1-based."},
+                "keyword": {},
+                "label": {"type": ["string", "null"]},
+                "args_resolved": {"type": "array"},
+                "status": {"type": "string", "enum": ["PASS", "FAIL", "RECOVERED", "SKIPPED"]},
+                "time_ms": {"type": "number"},
+                "return_value": {},
+                "error": {"type": ["string", "null"]},
+                "attempts": {"type": "integer"},
+                "recovery_log": {"type": "array"}
+            }}},
+            "failure": {"type": ["object", "null"], "properties": {
+                "step_index": {"type": ["integer", "null"], "description": "1-based."},
+                "error": {"type": ["string", "null"]},
+                "code": {"type": ["string", "null"]},
+                "recovery_log": {"type": "array"}
+            }},
+            "errors": {"type": "array"},
+            "notes": {"type": "array"},
+            "resumed_from": {"type": "string"}
+        },
+        "required": ["status", "summary", "steps"]
+    })
+}
+
+/// Renders a report in the rf-mcp result shape. `steps` are the dialect-shape
+/// steps that ran, for the keywords of never-started ones.
+fn render_rf(report: &Report, steps: &[Value]) -> Value {
+    let mut out_steps = Vec::new();
+    let mut recovered = false;
+    let mut failure = Value::Null;
+    for step in &report.steps {
+        let input = step.input.as_ref();
+        // Why the fallback: the report carries the resolved input only when it
+        // differs from what was asked; otherwise the step as written is it.
+        let asked = steps.get(step.index);
+        let keyword = input
+            .and_then(|i| i.get("keyword"))
+            .or_else(|| asked.and_then(|a| a.get("keyword")))
+            .cloned()
+            .unwrap_or(Value::Null);
+        let args = input
+            .and_then(|i| i.get("args"))
+            .or_else(|| asked.and_then(|a| a.get("arguments").or_else(|| a.get("args"))))
+            .cloned()
+            .unwrap_or_else(|| json!([]));
+        let status = match step.status {
+            StepStatus::Passed if step.attempts > 1 => {
+                recovered = true;
+                "RECOVERED"
+            }
+            StepStatus::Passed => "PASS",
+            _ => "FAIL",
+        };
+        // Why: each retry note is one failed attempt; keep them all, also when
+        // the step ends RECOVERED.
+        let recovery_log: Vec<Value> = step
+            .notes
+            .iter()
+            .filter(|n| n.starts_with("attempt "))
+            .map(|n| json!({"action": "wait and retry (backoff)", "note": n}))
+            .collect();
+        let error = step
+            .error
+            .as_ref()
+            .map(|e| format!("{}: {}", e.code, e.message));
+        if step.status != StepStatus::Passed && failure.is_null() {
+            failure = json!({
+                "step_index": step.index + 1,
+                "error": error,
+                "code": step.error.as_ref().map(|e| e.code.clone()),
+                "recovery_log": recovery_log,
+            });
+        }
+        let mut s = json!({
+            "index": step.index + 1,
+            "keyword": keyword,
+            "label": step.label,
+            "args_resolved": args,
+            "status": status,
+            "time_ms": step.time_ms,
+            "return_value": step.value,
+            "error": error,
+            "attempts": step.attempts,
+        });
+        if status == "RECOVERED"
+            && let Some(obj) = s.as_object_mut()
+        {
+            obj.insert("recovery_log".into(), Value::Array(recovery_log));
+        }
+        out_steps.push(s);
+    }
+    for (i, step) in steps.iter().enumerate().skip(report.steps.len()) {
+        out_steps.push(json!({
+            "index": i + 1,
+            "keyword": step.get("keyword"),
+            "label": step.get("label"),
+            "args_resolved": [],
+            "status": "SKIPPED",
+            "time_ms": 0,
+            "return_value": null,
+            "error": null,
+        }));
+    }
+    let status = match report.status {
+        BatchStatus::Passed if recovered => "RECOVERED",
+        BatchStatus::Passed => "PASS",
+        BatchStatus::TimedOut => "TIMEOUT",
+        _ => "FAIL",
+    };
+    let steps_total = report.steps_total.max(steps.len());
+    let summary = match report.status {
+        BatchStatus::Invalid => format!(
+            "Rejected before anything ran: {}",
+            report
+                .errors
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+        _ => format!(
+            "{status}: {} of {} steps executed{}",
+            report.steps_executed,
+            steps_total,
+            match failure.get("step_index") {
+                Some(i) =>
+                    format!(", step {i} failed; resume_batch(batch_id) can continue from it"),
+                None => String::new(),
+            }
+        ),
+    };
+    if failure.is_null()
+        && let Some(err) = &report.error
+    {
+        failure = json!({"step_index": null, "error": format!("{}: {}", err.code, err.message), "recovery_log": []});
+    }
+    let mut out = json!({
+        "status": status,
+        "summary": summary,
+        "batch_id": report.batch_id,
+        "session_id": report.session_id,
+        "total_time_ms": report.time_ms,
+        "steps_executed": report.steps_executed,
+        "steps_total": steps_total,
+        "steps": out_steps,
+        "failure": failure,
+    });
+    if let Some(obj) = out.as_object_mut() {
+        if !report.errors.is_empty() {
+            obj.insert("errors".into(), json!(report.errors));
+        }
+        if !report.notes.is_empty() {
+            obj.insert("notes".into(), json!(report.notes));
+        }
+    }
+    out
+}
+
+/// Remembers a failed or timed-out batch for `resume_batch`.
+fn remember(store: &Store, report: &Report, steps: &[Value], on_failure: String, max: u64) {
+    if !matches!(report.status, BatchStatus::Failed | BatchStatus::TimedOut) {
+        return;
+    }
+    let Some(session_id) = report.session_id.clone() else {
+        return;
+    };
+    // Why: a batch-level timeout may stop between steps; resume from the first
+    // step that did not pass.
+    let from = report
+        .steps
+        .iter()
+        .position(|s| s.status != StepStatus::Passed)
+        .unwrap_or(report.steps.len());
+    let remaining = steps.get(from..).unwrap_or_default().to_vec();
+    if remaining.is_empty() {
+        return;
+    }
+    let mut guard = store.lock().unwrap_or_else(|e| e.into_inner());
+    guard.insert(
+        report.batch_id.clone(),
+        Resumable {
+            session_id,
+            remaining,
+            on_failure,
+            max_recovery_attempts: max,
+        },
+    );
+}
+
+const CHAINING: &str = "Chaining: ${STEP_N} in arguments is step N's return value (1-based; ${STEP_0} also means the first step), \
+${name} is a value stored by assign_to (in this batch or an earlier one in the session); other ${var} are RF variables \
+resolved by Robot Framework. A reference to a step that has not run yet rejects the batch before anything runs.";
+
+impl Dialect for ExecuteBatch {
+    fn name(&self) -> &str {
+        "execute_batch"
+    }
+
+    fn description(&self, _registry: &Registry) -> String {
+        format!(
+            "Run multiple Robot Framework keywords in one call, chaining outputs between steps and applying \
+automatic recovery to reduce API round-trips. Steps run sequentially in the session.\n\n{CHAINING}\n\n\
+on_failure: \"stop\" aborts at the first failure; \"retry\" re-runs a failed or timed-out step up to \
+max_recovery_attempts times; \"recover\" (default) re-runs a failed keyword (RF failure, not a missing keyword or \
+bad arguments) with growing waits in between. Each step's timeout (\"10s\") is enforced. The result lists every \
+step (never-started ones as SKIPPED), and on failure a batch_id that resume_batch can continue from."
+        )
+    }
+
+    fn input_schema(&self, _registry: &Registry) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "session_id": {"type": "string", "description": "Session to execute within (auto-created)."},
+                "steps": {"type": "array", "minItems": 1, "items": step_schema()},
+                "on_failure": {"type": "string", "enum": ["stop", "retry", "recover"], "default": "recover"},
+                "max_recovery_attempts": {"type": "integer", "minimum": 1, "maximum": 10, "default": 2},
+                "timeout_ms": {"type": "integer", "minimum": 1000, "maximum": 600000, "default": 120000}
+            },
+            "required": ["session_id", "steps"]
+        })
+    }
+
+    fn output_schema(&self) -> Value {
+        result_schema()
+    }
+
+    fn policy(&self) -> UnknownPolicy {
+        UnknownPolicy::PassThrough
+    }
+
+    fn available(&self, registry: &Registry) -> bool {
+        rf_loaded(registry)
+    }
+
+    fn to_batch(
+        &self,
+        args: &Map<String, Value>,
+        _registry: &Registry,
+    ) -> Result<Value, Vec<Problem>> {
+        let mut problems = Vec::new();
+        if session_arg(args).is_none() {
+            problems.push(arg_problem("session_id", "session_id (string) is required"));
+        }
+        let steps = steps_arg(args, "steps", true, &mut problems);
+        let on_failure = on_failure_arg(args, &mut problems);
+        let max = int_arg(args, "max_recovery_attempts", 1, 10, 2, &mut problems);
+        let timeout = int_arg(args, "timeout_ms", 1000, 600_000, 120_000, &mut problems);
+        build_batch(steps, &on_failure, max, timeout, None, problems)
+    }
+
+    fn render(&self, report: &Report) -> Value {
+        render_rf(report, &[])
+    }
+
+    fn render_call(&self, args: &Map<String, Value>, report: &Report) -> Value {
+        let steps = args
+            .get("steps")
+            .and_then(Value::as_array)
+            .map_or(&[][..], Vec::as_slice);
+        let mut ignored = Vec::new();
+        let on_failure = on_failure_arg(args, &mut ignored);
+        let max = int_arg(args, "max_recovery_attempts", 1, 10, 2, &mut ignored);
+        remember(&self.store, report, steps, on_failure, max);
+        render_rf(report, steps)
+    }
+}
+
+impl Dialect for ExecuteStep {
+    fn name(&self) -> &str {
+        "execute_step"
+    }
+
+    fn description(&self, _registry: &Registry) -> String {
+        format!(
+            "Run one Robot Framework keyword in the session (state and variables persist). {CHAINING} \
+timeout is an RF time (\"10s\") enforced by the host. Same result shape as execute_batch, with one step."
+        )
+    }
+
+    fn input_schema(&self, _registry: &Registry) -> Value {
+        let mut schema = step_schema();
+        if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+            props.remove("label");
+            props.insert("session_id".into(), json!({"type": "string", "description": "Session to execute within (auto-created)."}));
+        }
+        if let Some(obj) = schema.as_object_mut() {
+            obj.insert("required".into(), json!(["session_id", "keyword"]));
+        }
+        schema
+    }
+
+    fn output_schema(&self) -> Value {
+        result_schema()
+    }
+
+    fn policy(&self) -> UnknownPolicy {
+        UnknownPolicy::PassThrough
+    }
+
+    fn available(&self, registry: &Registry) -> bool {
+        rf_loaded(registry)
+    }
+
+    fn entry_count(&self, _args: &Map<String, Value>) -> usize {
+        1
+    }
+
+    fn to_batch(
+        &self,
+        args: &Map<String, Value>,
+        _registry: &Registry,
+    ) -> Result<Value, Vec<Problem>> {
+        let mut problems = Vec::new();
+        if session_arg(args).is_none() {
+            problems.push(arg_problem("session_id", "session_id (string) is required"));
+        }
+        let mut step = args.clone();
+        step.remove("session_id");
+        build_batch(&[Value::Object(step)], "stop", 1, 600_000, None, problems)
+    }
+
+    fn render(&self, report: &Report) -> Value {
+        render_rf(report, &[])
+    }
+}
+
+impl Dialect for ResumeBatch {
+    fn name(&self) -> &str {
+        "resume_batch"
+    }
+
+    fn description(&self, _registry: &Registry) -> String {
+        "Continue a failed or timed-out execute_batch from its failed step, in the same session and with the \
+session's state as it is now. fix_steps (same shape as execute_batch steps) run first, e.g. to set a missing \
+variable or navigate back. The original on_failure and max_recovery_attempts apply. ${STEP_N} counts from the \
+first step of this resumed run (fix steps first); values meant to cross a resume should use assign_to. \
+A batch can be resumed once; a resumed run that fails again returns a new batch_id."
+            .to_owned()
+    }
+
+    fn input_schema(&self, _registry: &Registry) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "batch_id": {"type": "string", "description": "batch_id of the failed execute_batch."},
+                "fix_steps": {"type": "array", "items": step_schema(), "description": "Steps to run before the failed step is retried."},
+                "timeout_ms": {"type": "integer", "minimum": 1000, "maximum": 600000, "default": 120000}
+            },
+            "required": ["batch_id"]
+        })
+    }
+
+    fn output_schema(&self) -> Value {
+        result_schema()
+    }
+
+    fn policy(&self) -> UnknownPolicy {
+        UnknownPolicy::PassThrough
+    }
+
+    fn available(&self, registry: &Registry) -> bool {
+        rf_loaded(registry)
+    }
+
+    fn session_for(&self, args: &Map<String, Value>) -> Option<String> {
+        let id = args.get("batch_id").and_then(Value::as_str)?;
+        let guard = self.store.lock().unwrap_or_else(|e| e.into_inner());
+        guard.get(id).map(|r| r.session_id.clone())
+    }
+
+    fn entry_count(&self, args: &Map<String, Value>) -> usize {
+        let fix = args
+            .get("fix_steps")
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
+        let id = args.get("batch_id").and_then(Value::as_str).unwrap_or("");
+        let guard = self.store.lock().unwrap_or_else(|e| e.into_inner());
+        fix + guard.get(id).map_or(0, |r| r.remaining.len())
+    }
+
+    fn to_batch(
+        &self,
+        args: &Map<String, Value>,
+        _registry: &Registry,
+    ) -> Result<Value, Vec<Problem>> {
+        let mut problems = Vec::new();
+        let fix = steps_arg(args, "fix_steps", false, &mut problems).to_vec();
+        let timeout = int_arg(args, "timeout_ms", 1000, 600_000, 120_000, &mut problems);
+        let Some(id) = args.get("batch_id").and_then(Value::as_str) else {
+            problems.push(arg_problem("batch_id", "batch_id (string) is required"));
+            return Err(problems);
+        };
+        let guard = self.store.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(entry) = guard.get(id).cloned() else {
+            problems.push(arg_problem(
+                "batch_id",
+                format!("no resumable batch `{id}`: only a failed or timed-out execute_batch that was not resumed yet can be resumed (finished, unknown or already resumed batch ids are refused)"),
+            ));
+            return Err(problems);
+        };
+        drop(guard);
+        let mut steps = fix;
+        steps.extend(entry.remaining.iter().cloned());
+        build_batch(
+            &steps,
+            &entry.on_failure,
+            entry.max_recovery_attempts,
+            timeout,
+            Some(&entry.session_id),
+            problems,
+        )
+    }
+
+    fn render(&self, report: &Report) -> Value {
+        render_rf(report, &[])
+    }
+
+    fn render_call(&self, args: &Map<String, Value>, report: &Report) -> Value {
+        let id = args.get("batch_id").and_then(Value::as_str).unwrap_or("");
+        // Why: a batch id is used up once its resume ran (invalid calls keep it,
+        // so a typo in fix_steps can be corrected).
+        let entry = if report.status == BatchStatus::Invalid {
+            None
+        } else {
+            self.store
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take(id)
+        };
+        let mut steps: Vec<Value> = args
+            .get("fix_steps")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        if let Some(e) = &entry {
+            steps.extend(e.remaining.iter().cloned());
+            remember(
+                &self.store,
+                report,
+                &steps,
+                e.on_failure.clone(),
+                e.max_recovery_attempts,
+            );
+        }
+        let mut out = render_rf(report, &steps);
+        if let Some(obj) = out.as_object_mut() {
+            obj.insert("resumed_from".into(), json!(id));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rf_durations() {
+        assert_eq!(parse_rf_duration("10s"), Some(10_000));
+        assert_eq!(parse_rf_duration("1 min 30 s"), Some(90_000));
+        assert_eq!(parse_rf_duration("500ms"), Some(500));
+        assert_eq!(parse_rf_duration("1.5"), Some(1_500));
+        assert_eq!(parse_rf_duration("2 minutes"), Some(120_000));
+        assert_eq!(parse_rf_duration("soon"), None);
+        assert_eq!(parse_rf_duration("0s"), None);
+    }
+
+    #[test]
+    fn store_is_bounded() {
+        let mut store = ResumeStore::default();
+        for i in 0..(MAX_REMEMBERED + 5) {
+            store.insert(
+                i.to_string(),
+                Resumable {
+                    session_id: "s".into(),
+                    remaining: vec![],
+                    on_failure: "stop".into(),
+                    max_recovery_attempts: 1,
+                },
+            );
+        }
+        assert_eq!(store.by_id.len(), MAX_REMEMBERED);
+        assert!(store.get("0").is_none());
+        assert!(store.take(&MAX_REMEMBERED.to_string()).is_some());
+    }
+}

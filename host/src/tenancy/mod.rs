@@ -1,0 +1,183 @@
+//! Tenancy: who is calling, what they may use, and how much of it.
+//!
+//! Every batch runs for a [`Tenant`]: the CLI and stdio use the built-in local
+//! tenant; the HTTP front, given a tenants file, maps each bearer token to its
+//! tenant. A tenant sees its own view of the plugins (only those enabled for it,
+//! each linked for the host's grant narrowed by the tenant's), its own limits,
+//! and its own sessions.
+
+pub mod auth;
+pub mod file;
+pub mod metrics;
+pub mod quota;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use sha2::{Digest, Sha256};
+
+pub use file::{TenantConfig, TenantLimits, TenantsError, TenantsFile};
+pub use metrics::Metrics;
+pub use quota::{Admission, Rejection, ServerQuota, TenantQuota};
+
+use crate::config::{Config, Limits};
+use crate::plugins::Registry;
+
+/// Id of the tenant the CLI and stdio run as.
+pub const LOCAL_TENANT: &str = "local";
+
+/// One tenant, ready to serve.
+pub struct Tenant {
+    id: String,
+    limits: Limits,
+    max_sessions: usize,
+    quota: TenantQuota,
+    registry: Registry,
+}
+
+impl Tenant {
+    /// Its id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Its effective limits: its own, capped by the host's.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// Most live sessions.
+    pub fn max_sessions(&self) -> usize {
+        self.max_sessions
+    }
+
+    /// Its admission state.
+    pub fn quota(&self) -> &TenantQuota {
+        &self.quota
+    }
+
+    /// The plugins it may use.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+}
+
+/// Every tenant of a host.
+pub struct Tenants {
+    local: Arc<Tenant>,
+    by_token_hash: HashMap<String, Arc<Tenant>>,
+    listed: Vec<Arc<Tenant>>,
+}
+
+impl Tenants {
+    /// The tenants of `file` (or only the local tenant without one), with views
+    /// of `base`, the host's registry.
+    pub fn build(config: &Config, base: &Registry, file: Option<&TenantsFile>) -> Self {
+        let local_config = TenantConfig {
+            id: LOCAL_TENANT.to_owned(),
+            token_sha256: Vec::new(),
+            plugins: vec!["*".to_owned()],
+            grants: Default::default(),
+            limits: TenantLimits::default(),
+        };
+        let local = Arc::new(tenant(config, base, &local_config));
+        let mut by_token_hash = HashMap::new();
+        let mut listed = Vec::new();
+        for tenant_config in file.map(|f| f.tenants.as_slice()).unwrap_or_default() {
+            let tenant = Arc::new(tenant(config, base, tenant_config));
+            for hash in &tenant_config.token_sha256 {
+                by_token_hash.insert(hash.to_ascii_lowercase(), tenant.clone());
+            }
+            listed.push(tenant);
+        }
+        Self {
+            local,
+            by_token_hash,
+            listed,
+        }
+    }
+
+    /// Whether callers must present a token (a tenants file was given).
+    pub fn require_auth(&self) -> bool {
+        !self.listed.is_empty()
+    }
+
+    /// The tenant whose token this is.
+    pub fn authenticate(&self, token: &str) -> Option<Arc<Tenant>> {
+        self.by_token_hash.get(&hash_token(token)).cloned()
+    }
+
+    /// The local tenant (CLI, stdio, HTTP without a tenants file).
+    pub fn local(&self) -> &Arc<Tenant> {
+        &self.local
+    }
+
+    /// The tenants that serve requests: those of the file, else the local one.
+    pub fn serving(&self) -> Vec<Arc<Tenant>> {
+        if self.listed.is_empty() {
+            vec![self.local.clone()]
+        } else {
+            self.listed.clone()
+        }
+    }
+}
+
+/// sha256 of a token, hex: what the tenants file stores.
+pub fn hash_token(token: &str) -> String {
+    Sha256::digest(token.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn tenant(config: &Config, base: &Registry, t: &TenantConfig) -> Tenant {
+    let host = &config.limits;
+    let cap = |own: Option<u64>, host: u64| own.map_or(host, |v| v.min(host));
+    let mut limits = host.clone();
+    limits.memory_mib = cap(t.limits.memory_mib, host.memory_mib);
+    limits.fuel_per_step = cap(t.limits.fuel_per_step, host.fuel_per_step);
+    limits.max_step_timeout_ms = cap(t.limits.max_step_timeout_ms, host.max_step_timeout_ms);
+    limits.max_batch_timeout_ms = cap(t.limits.max_batch_timeout_ms, host.max_batch_timeout_ms);
+    limits.step_timeout_ms = limits.step_timeout_ms.min(limits.max_step_timeout_ms);
+    limits.batch_timeout_ms = limits.batch_timeout_ms.min(limits.max_batch_timeout_ms);
+    limits.max_steps_per_batch = t
+        .limits
+        .max_steps_per_batch
+        .map_or(host.max_steps_per_batch, |v| {
+            v.min(host.max_steps_per_batch)
+        });
+    let server = &config.server;
+    let max_concurrent = t
+        .limits
+        .max_concurrent_batches
+        .unwrap_or(server.max_concurrent_batches_per_tenant);
+    let per_minute = t
+        .limits
+        .batches_per_minute
+        .unwrap_or(server.batches_per_minute);
+    let max_sessions = t
+        .limits
+        .max_sessions
+        .unwrap_or(config.sessions.max_sessions)
+        .min(config.sessions.max_sessions);
+    Tenant {
+        id: t.id.clone(),
+        limits,
+        max_sessions,
+        quota: TenantQuota::new(&t.id, max_concurrent, per_minute),
+        registry: base.for_tenant(&t.id, &t.plugins, &t.grants),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_hashes_are_sha256_hex() {
+        assert_eq!(
+            hash_token("test"),
+            "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+        );
+    }
+}

@@ -1,0 +1,285 @@
+//! The instance's browser: its WebDriver session (opened on first use), the
+//! mapping from small tab ids to WebDriver window handles, and which window
+//! WebDriver is switched to (so a command on the same tab costs no switch).
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use crate::error::{Result, not_found};
+use crate::webdriver::{self, CmdError, Doing, Session};
+
+/// Browser state for this instance. The host gives every session its own
+/// instance, so this lives exactly as long as the session's browser.
+#[derive(Default)]
+pub(crate) struct Browser {
+    session: Option<Session>,
+    /// Tab id -> window handle, for the windows known to be open.
+    tabs: BTreeMap<u32, String>,
+    /// The id the next new window gets; ids are never reused in one browser.
+    next_tab: u32,
+    /// The window WebDriver is switched to, when known.
+    current: Option<String>,
+    /// The number the next element ref gets. Refs are unique across tabs and
+    /// documents of this browser, so a ref from one page never names an element
+    /// of another.
+    pub(crate) next_ref: u64,
+}
+
+impl Browser {
+    /// The session, opened on first use; its first window becomes tab 1.
+    fn session(&mut self) -> Result<&Session> {
+        if self.session.is_none() {
+            let session = Session::open()?;
+            self.session = Some(session);
+            self.current = None;
+            if self.next_tab == 0 {
+                self.next_tab = 1;
+            }
+            if self.next_ref == 0 {
+                self.next_ref = 1;
+            }
+            self.sync_tabs()?;
+        }
+        match &self.session {
+            Some(session) => Ok(session),
+            None => Err(crate::error::failed("no browser session", false)),
+        }
+    }
+
+    /// `chromium` or `firefox`.
+    pub(crate) fn kind(&mut self) -> Result<String> {
+        Ok(self.session()?.browser.clone())
+    }
+
+    /// Sends a command; a failure is mapped for `doing`, and a session that is
+    /// gone is forgotten (the next call starts a new browser).
+    pub(crate) fn cmd(
+        &mut self,
+        doing: &Doing<'_>,
+        method: &str,
+        path: &str,
+        body: Option<Value>,
+    ) -> Result<Value> {
+        let result = self.session()?.cmd(method, path, body);
+        result.map_err(|error| self.fail(error, doing))
+    }
+
+    /// Maps an error and updates what is known about the browser.
+    fn fail(
+        &mut self,
+        error: CmdError,
+        doing: &Doing<'_>,
+    ) -> crate::stephost::plugin::types::Failure {
+        if webdriver::session_gone(&error) {
+            self.forget();
+        } else if matches!(&error, CmdError::Wd(e) if e.error == "no such window") {
+            self.current = None;
+            if let Some(tab) = doing.tab {
+                self.tabs.remove(&tab);
+            }
+        }
+        webdriver::failure(error, doing)
+    }
+
+    /// Drops the session and its tabs; the host ends its side too.
+    pub(crate) fn forget(&mut self) {
+        if self.session.take().is_some() {
+            webdriver::end_session();
+        }
+        self.tabs.clear();
+        self.current = None;
+    }
+
+    /// Reads the open windows, giving new ones ids and dropping closed ones.
+    /// Returns the ids in order.
+    pub(crate) fn sync_tabs(&mut self) -> Result<Vec<u32>> {
+        let doing = Doing {
+            tab: None,
+            what: "listing the tabs",
+            acts: false,
+        };
+        let handles = self.cmd(&doing, "GET", "/window/handles", None)?;
+        let handles: Vec<String> = handles
+            .as_array()
+            .map(|list| {
+                list.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default();
+        self.tabs.retain(|_, handle| handles.contains(handle));
+        for handle in handles {
+            if !self.tabs.values().any(|h| *h == handle) {
+                let id = self.next_tab;
+                self.next_tab += 1;
+                self.tabs.insert(id, handle);
+            }
+        }
+        if self
+            .current
+            .as_ref()
+            .is_some_and(|c| !self.tabs.values().any(|h| h == c))
+        {
+            self.current = None;
+        }
+        Ok(self.tabs.keys().copied().collect())
+    }
+
+    /// Registers a window opened by `tabs_create`.
+    pub(crate) fn add_tab(&mut self, handle: String) -> u32 {
+        let id = self.next_tab;
+        self.next_tab += 1;
+        self.tabs.insert(id, handle);
+        id
+    }
+
+    /// Forgets a closed tab.
+    pub(crate) fn remove_tab(&mut self, tab: u32) {
+        if let Some(handle) = self.tabs.remove(&tab)
+            && self.current.as_ref() == Some(&handle)
+        {
+            self.current = None;
+        }
+    }
+
+    /// The id of the tab WebDriver is switched to, if known.
+    pub(crate) fn current_tab(&self) -> Option<u32> {
+        let current = self.current.as_ref()?;
+        self.tabs
+            .iter()
+            .find(|(_, h)| *h == current)
+            .map(|(id, _)| *id)
+    }
+
+    /// Makes `tab` the window WebDriver commands go to.
+    pub(crate) fn switch(&mut self, tab: u32) -> Result<()> {
+        self.session()?;
+        if !self.tabs.contains_key(&tab) {
+            // A window the page opened since we last looked gets its id here.
+            self.sync_tabs()?;
+        }
+        let Some(handle) = self.tabs.get(&tab).cloned() else {
+            let open: Vec<String> = self.tabs.keys().map(u32::to_string).collect();
+            return Err(not_found(format!(
+                "there is no tab {tab} (open tabs: {}); tabs_context lists them, tabs_create opens one",
+                if open.is_empty() {
+                    "none".to_owned()
+                } else {
+                    open.join(", ")
+                }
+            )));
+        };
+        if self.current.as_ref() == Some(&handle) {
+            return Ok(());
+        }
+        let doing = Doing {
+            tab: Some(tab),
+            what: "switching to the tab",
+            acts: false,
+        };
+        self.cmd(&doing, "POST", "/window", Some(json!({ "handle": handle })))?;
+        self.current = Some(handle);
+        Ok(())
+    }
+
+    /// Runs `script` (a function body; `arguments` holds `args`) in `tab`.
+    pub(crate) fn script(
+        &mut self,
+        tab: u32,
+        what: &str,
+        acts: bool,
+        script: &str,
+        args: Value,
+    ) -> Result<Value> {
+        self.switch(tab)?;
+        let doing = Doing {
+            tab: Some(tab),
+            what,
+            acts,
+        };
+        self.cmd(
+            &doing,
+            "POST",
+            "/execute/sync",
+            Some(json!({ "script": script, "args": args })),
+        )
+    }
+
+    /// Like [`Browser::script`] for a script that calls its last argument
+    /// (the callback) with its result.
+    pub(crate) fn script_async(
+        &mut self,
+        tab: u32,
+        what: &str,
+        acts: bool,
+        script: &str,
+        args: Value,
+    ) -> Result<Value> {
+        self.switch(tab)?;
+        let doing = Doing {
+            tab: Some(tab),
+            what,
+            acts,
+        };
+        self.cmd(
+            &doing,
+            "POST",
+            "/execute/async",
+            Some(json!({ "script": script, "args": args })),
+        )
+    }
+
+    /// Sends W3C input actions to `tab`.
+    pub(crate) fn actions(&mut self, tab: u32, what: &str, actions: Value) -> Result<()> {
+        self.switch(tab)?;
+        let doing = Doing {
+            tab: Some(tab),
+            what,
+            acts: true,
+        };
+        self.cmd(
+            &doing,
+            "POST",
+            "/actions",
+            Some(json!({ "actions": actions })),
+        )?;
+        self.settle(tab);
+        Ok(())
+    }
+
+    /// Waits until a navigation that input may have started has a loaded
+    /// document, so the next command reads the new page, not the old one in
+    /// the moment before it goes. chromedriver waits for a navigation once it
+    /// has begun, but a form submitted by a click begins a moment later;
+    /// geckodriver does not wait at all, and for a moment shows a fresh
+    /// `about:blank`. The page library marks its document when a navigation
+    /// away from it starts. Errors end the wait quietly (a dialog the click
+    /// opened, say): the next command reports them.
+    fn settle(&mut self, tab: u32) {
+        const PROBE: &str = "const reg = window.__stephostRefs; \
+            if (reg && reg.doc === document && reg.navigating && performance.now() - reg.navigating < 3000) return false; \
+            return document.readyState === 'complete' && \
+              !(location.href === 'about:blank' && performance.now() < 1000 && \
+                !(document.body && document.body.childElementCount));";
+        let doing = Doing {
+            tab: Some(tab),
+            what: "waiting for the page",
+            acts: false,
+        };
+        for _ in 0..SETTLE_POLLS {
+            let body = json!({ "script": PROBE, "args": [] });
+            match self.cmd(&doing, "POST", "/execute/sync", Some(body)) {
+                Ok(Value::Bool(false)) => {
+                    wasi::clocks::monotonic_clock::subscribe_duration(SETTLE_POLL_NS).block();
+                }
+                _ => return,
+            }
+        }
+    }
+}
+
+/// How often, and how many times, `settle` looks (about 5 s in all).
+const SETTLE_POLL_NS: u64 = 10_000_000;
+const SETTLE_POLLS: u32 = 500;

@@ -1,0 +1,279 @@
+//! `computer`: mouse, keyboard, scrolling, screenshots and waits, sent as W3C
+//! input actions (trusted events, as a person's would be).
+
+use base64::Engine as _;
+use serde_json::{Value, json};
+
+use crate::args::Args;
+use crate::browser::Browser;
+use crate::error::{Result, failed, invalid};
+use crate::keys;
+use crate::page;
+use crate::stephost::plugin::types::{Content, Image, Output};
+use crate::webdriver::Doing;
+
+/// Longest `wait`, in seconds.
+pub(crate) const MAX_WAIT_S: f64 = 30.0;
+/// Pixels per `scroll_amount` tick.
+const SCROLL_TICK: i64 = 100;
+
+/// Runs one `computer` action.
+pub(crate) fn run(browser: &mut Browser, args: &Args) -> Result<Output> {
+    let tab = args.tab()?;
+    let action = args.str("action")?;
+    let value = match action {
+        "screenshot" => return screenshot(browser, tab),
+        "wait" => {
+            let seconds = args.opt_f64("duration")?.unwrap_or(1.0);
+            if !(0.0..=MAX_WAIT_S).contains(&seconds) {
+                return Err(invalid(
+                    "duration",
+                    format!("duration must be between 0 and {MAX_WAIT_S} seconds"),
+                ));
+            }
+            let ns = (seconds * 1e9) as u64;
+            wasi::clocks::monotonic_clock::subscribe_duration(ns).block();
+            json!({ "action": "wait", "tabId": tab, "waited_s": seconds })
+        }
+        "left_click" | "right_click" | "double_click" | "triple_click" => {
+            let (x, y, target) = target(browser, args, tab)?;
+            let (button, count) = match action {
+                "right_click" => (2, 1),
+                "double_click" => (0, 2),
+                "triple_click" => (0, 3),
+                _ => (0, 1),
+            };
+            let mut pointer = vec![move_to(x, y)];
+            for _ in 0..count {
+                pointer.push(json!({"type": "pointerDown", "button": button}));
+                pointer.push(json!({"type": "pointerUp", "button": button}));
+            }
+            let mods = modifiers(args)?;
+            let what = format!("{} at ({x}, {y})", action.replace('_', " "));
+            browser.actions(tab, &what, with_modifiers(pointer, &mods))?;
+            done(action, tab, x, y, target)
+        }
+        "hover" => {
+            let (x, y, target) = target(browser, args, tab)?;
+            browser.actions(
+                tab,
+                &format!("hovering at ({x}, {y})"),
+                json!([mouse(vec![move_to(x, y)])]),
+            )?;
+            done(action, tab, x, y, target)
+        }
+        "left_click_drag" => {
+            let (x0, y0) = args.point("start_coordinate")?.ok_or_else(|| {
+                invalid(
+                    "start_coordinate",
+                    "left_click_drag needs start_coordinate [x, y] and coordinate [x, y]",
+                )
+            })?;
+            let (x1, y1) = args.point("coordinate")?.ok_or_else(|| {
+                invalid(
+                    "coordinate",
+                    "left_click_drag needs start_coordinate [x, y] and coordinate [x, y]",
+                )
+            })?;
+            let pointer = vec![
+                move_to(x0, y0),
+                json!({"type": "pointerDown", "button": 0}),
+                // Intermediate moves: drag code often waits for movement past a
+                // threshold before it starts.
+                json!({"type": "pointerMove", "duration": 100, "x": (x0 + x1) / 2, "y": (y0 + y1) / 2, "origin": "viewport"}),
+                json!({"type": "pointerMove", "duration": 100, "x": x1, "y": y1, "origin": "viewport"}),
+                json!({"type": "pointerUp", "button": 0}),
+            ];
+            let mods = modifiers(args)?;
+            browser.actions(
+                tab,
+                &format!("dragging from ({x0}, {y0}) to ({x1}, {y1})"),
+                with_modifiers(pointer, &mods),
+            )?;
+            json!({"action": action, "tabId": tab, "from": [x0, y0], "to": [x1, y1]})
+        }
+        "type" => {
+            let text = args.str("text")?;
+            browser.actions(
+                tab,
+                "typing",
+                json!([{"type": "key", "id": "keyboard", "actions": keys::text_actions(text)}]),
+            )?;
+            json!({"action": "type", "tabId": tab, "typed_chars": text.chars().count()})
+        }
+        "key" => {
+            let text = args.str("text")?;
+            let actions = keys::combo_actions(text).map_err(|m| invalid("text", m))?;
+            browser.actions(
+                tab,
+                &format!("pressing {text}"),
+                json!([{"type": "key", "id": "keyboard", "actions": actions}]),
+            )?;
+            json!({"action": "key", "tabId": tab, "keys": text})
+        }
+        "scroll" => return scroll(browser, args, tab),
+        other => {
+            return Err(invalid(
+                "action",
+                format!(
+                    "unknown action `{other}` (left_click, right_click, double_click, triple_click, hover, left_click_drag, type, key, scroll, screenshot, wait)"
+                ),
+            ));
+        }
+    };
+    Ok(Output {
+        value: value.to_string(),
+        content: Vec::new(),
+    })
+}
+
+/// The point to act on: `coordinate`, or the centre of `ref` (checked).
+fn target(browser: &mut Browser, args: &Args, tab: u32) -> Result<(i64, i64, Option<String>)> {
+    if let Some(reference) = args.opt_str("ref")? {
+        let (x, y) = page::point(browser, tab, reference)?;
+        return Ok((x, y, Some(reference.to_owned())));
+    }
+    match args.point("coordinate")? {
+        Some((x, y)) => Ok((x, y, None)),
+        None => Err(invalid(
+            "coordinate",
+            "this action needs coordinate [x, y] (from a screenshot) or ref (from read_page or find)",
+        )),
+    }
+}
+
+fn done(action: &str, tab: u32, x: i64, y: i64, target: Option<String>) -> Value {
+    let mut value = json!({"action": action, "tabId": tab, "x": x, "y": y});
+    if let Some(reference) = target {
+        value["ref"] = json!(reference);
+    }
+    value
+}
+
+fn move_to(x: i64, y: i64) -> Value {
+    json!({"type": "pointerMove", "duration": 0, "x": x, "y": y, "origin": "viewport"})
+}
+
+fn mouse(actions: Vec<Value>) -> Value {
+    json!({"type": "pointer", "id": "mouse", "parameters": {"pointerType": "mouse"}, "actions": actions})
+}
+
+fn modifiers(args: &Args) -> Result<Vec<String>> {
+    match args.opt_str("modifiers")? {
+        Some(text) => keys::modifiers(text).map_err(|m| invalid("modifiers", m)),
+        None => Ok(Vec::new()),
+    }
+}
+
+/// The pointer actions, with `mods` held down around them. Sources advance
+/// tick by tick together, so each side pauses while the other acts.
+fn with_modifiers(pointer: Vec<Value>, mods: &[String]) -> Value {
+    if mods.is_empty() {
+        return json!([mouse(pointer)]);
+    }
+    let pause = json!({"type": "pause", "duration": 0});
+    let mut keyboard = Vec::new();
+    let mut mouse_side = Vec::new();
+    for m in mods {
+        keyboard.push(json!({"type": "keyDown", "value": m}));
+        mouse_side.push(pause.clone());
+    }
+    for action in pointer {
+        keyboard.push(pause.clone());
+        mouse_side.push(action);
+    }
+    for m in mods.iter().rev() {
+        keyboard.push(json!({"type": "keyUp", "value": m}));
+        mouse_side.push(pause.clone());
+    }
+    json!([{"type": "key", "id": "keyboard", "actions": keyboard}, mouse(mouse_side)])
+}
+
+fn scroll(browser: &mut Browser, args: &Args, tab: u32) -> Result<Output> {
+    let direction = args.opt_str("scroll_direction")?.unwrap_or("down");
+    let amount = args.opt_i64("scroll_amount")?.unwrap_or(3);
+    if let Some(reference) = args.opt_str("ref")?
+        && args.point("coordinate")?.is_none()
+        && args.opt_str("scroll_direction")?.is_none()
+    {
+        // A ref alone: bring that element into view.
+        let value = page::scroll_to(browser, tab, reference)?;
+        return Ok(Output {
+            value: value.to_string(),
+            content: Vec::new(),
+        });
+    }
+    let (dx, dy) = match direction {
+        "up" => (0, -amount * SCROLL_TICK),
+        "down" => (0, amount * SCROLL_TICK),
+        "left" => (-amount * SCROLL_TICK, 0),
+        "right" => (amount * SCROLL_TICK, 0),
+        other => {
+            return Err(invalid(
+                "scroll_direction",
+                format!("unknown direction `{other}` (up, down, left, right)"),
+            ));
+        }
+    };
+    let (x, y) = match args.point("coordinate")? {
+        Some(point) => point,
+        None => {
+            let info = page::call(
+                browser,
+                tab,
+                "info",
+                "reading the viewport",
+                false,
+                json!({}),
+            )?;
+            let w = info.get("width").and_then(Value::as_i64).unwrap_or(800);
+            let h = info.get("height").and_then(Value::as_i64).unwrap_or(600);
+            (w / 2, h / 2)
+        }
+    };
+    let wheel = json!([{"type": "wheel", "id": "wheel", "actions": [
+        {"type": "scroll", "x": x, "y": y, "deltaX": dx, "deltaY": dy, "duration": 0, "origin": "viewport"}
+    ]}]);
+    browser.actions(tab, &format!("scrolling {direction} at ({x}, {y})"), wheel)?;
+    Ok(Output {
+        value: json!({"action": "scroll", "tabId": tab, "x": x, "y": y, "direction": direction, "amount": amount}).to_string(),
+        content: Vec::new(),
+    })
+}
+
+/// A PNG of the tab's viewport.
+pub(crate) fn screenshot(browser: &mut Browser, tab: u32) -> Result<Output> {
+    browser.switch(tab)?;
+    let doing = Doing {
+        tab: Some(tab),
+        what: "taking a screenshot",
+        acts: false,
+    };
+    let encoded = browser.cmd(&doing, "GET", "/screenshot", None)?;
+    let encoded = encoded
+        .as_str()
+        .ok_or_else(|| failed("the browser returned no screenshot", false))?;
+    let png = base64::engine::general_purpose::STANDARD
+        .decode(encoded)
+        .map_err(|e| failed(format!("the screenshot is not base64: {e}"), false))?;
+    let (width, height) =
+        png_size(&png).ok_or_else(|| failed("the screenshot is not a PNG", false))?;
+    Ok(Output {
+        value: json!({"action": "screenshot", "tabId": tab, "width": width, "height": height})
+            .to_string(),
+        content: vec![Content::Image(Image {
+            mime: "image/png".into(),
+            data: png,
+        })],
+    })
+}
+
+/// Width and height from a PNG's IHDR chunk.
+fn png_size(png: &[u8]) -> Option<(u32, u32)> {
+    if png.len() < 24 || &png[..8] != b"\x89PNG\r\n\x1a\n" || &png[12..16] != b"IHDR" {
+        return None;
+    }
+    let width = u32::from_be_bytes(png[16..20].try_into().ok()?);
+    let height = u32::from_be_bytes(png[20..24].try_into().ok()?);
+    Some((width, height))
+}

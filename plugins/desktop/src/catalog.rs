@@ -1,0 +1,325 @@
+//! The verbs `describe` returns, with their input schemas.
+//!
+//! Schemas are built with `json!` from shared pieces so every verb that takes a
+//! window (`target`) or a rectangle (`region`) describes it the same way.
+
+use serde_json::{Map, Value, json};
+
+use crate::stephost::plugin::types::VerbInfo;
+use crate::{MAX_SLEEP_MS, MAX_WAIT_MS};
+
+/// Fields that name a window.
+fn target_fields() -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert(
+        "target".into(),
+        json!({
+            "description": "The window: a title substring (case-insensitive), or {title, class, id, exact}.",
+            "anyOf": [
+                {"type": "string", "minLength": 1},
+                {"type": "object", "properties": {
+                    "title": {"type": "string", "description": "Title, substring unless exact."},
+                    "class": {"type": "string", "description": "WM_CLASS class or instance, e.g. XTerm."},
+                    "id": {"type": "integer", "minimum": 1, "description": "X window id from list_windows."},
+                    "exact": {"type": "boolean", "description": "Match the whole text (still case-insensitive)."}
+                }, "additionalProperties": false}
+            ]
+        }),
+    );
+    m.insert(
+        "title".into(),
+        json!({"type": "string", "description": "Shorthand for target.title."}),
+    );
+    m.insert(
+        "windowTitle".into(),
+        json!({"type": "string", "description": "Same as title."}),
+    );
+    m.insert(
+        "class".into(),
+        json!({"type": "string", "description": "Shorthand for target.class."}),
+    );
+    m.insert(
+        "exact".into(),
+        json!({"type": "boolean", "description": "Title and class must match whole."}),
+    );
+    m
+}
+
+fn region_schema(description: &str) -> Value {
+    json!({
+        "description": description,
+        "anyOf": [
+            {"type": "object", "properties": {
+                "x": {"type": "integer"}, "y": {"type": "integer"},
+                "width": {"type": "integer", "minimum": 1}, "height": {"type": "integer", "minimum": 1}
+            }, "required": ["x", "y", "width", "height"], "additionalProperties": false},
+            {"type": "array", "items": {"type": "integer"}, "minItems": 4, "maxItems": 4}
+        ]
+    })
+}
+
+fn coord(description: &str) -> Value {
+    json!({"type": "integer", "minimum": -100000, "maximum": 100000, "description": description})
+}
+
+fn button() -> Value {
+    json!({"enum": ["left", "middle", "right", "back", "forward"], "default": "left", "description": "Mouse button."})
+}
+
+fn relative() -> Value {
+    json!({"type": "boolean", "default": false, "description": "Coordinates are relative to the target window's top-left corner."})
+}
+
+/// An object schema: `fields`, then the target fields when `with_target`.
+fn object(fields: Value, required: &[&str], with_target: bool) -> String {
+    let mut props = match fields {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
+    if with_target {
+        props.extend(target_fields());
+    }
+    json!({
+        "type": "object",
+        "properties": props,
+        "required": required,
+        "additionalProperties": false
+    })
+    .to_string()
+}
+
+fn verb(name: &str, description: &str, acts: bool, schema: String) -> VerbInfo {
+    VerbInfo {
+        name: name.into(),
+        description: description.into(),
+        input_schema: schema,
+        output_schema: String::new(),
+        acts_on_world: acts,
+    }
+}
+
+fn pointer(extra: Value) -> Value {
+    let mut base = json!({
+        "x": coord("Screen x (or window-relative with window_relative)."),
+        "y": coord("Screen y (or window-relative with window_relative)."),
+        "window_relative": relative(),
+    });
+    if let (Some(b), Value::Object(e)) = (base.as_object_mut(), extra) {
+        b.extend(e);
+    }
+    base
+}
+
+/// Every verb, in listing order.
+pub(crate) fn verbs() -> Vec<VerbInfo> {
+    let target_note = "With a target the window is activated first, and the input is refused with \
+        world-moved if the window moved, closed, lost focus or got covered since.";
+    let click_desc = format!(
+        "Click at (x, y) in screen pixels. {target_note} Fails not-found when the target is missing \
+         (nothing was clicked)."
+    );
+    vec![
+        verb(
+            "list_windows",
+            "List top-level windows, bottom to top: id, title, class, pid, geometry, focused. \
+             Optional title/class filter.",
+            false,
+            object(json!({}), &[], true),
+        ),
+        verb(
+            "focus_window",
+            "Raise a window and give it the keyboard focus (through the window manager when one runs). \
+             Fails not-found when no window matches.",
+            true,
+            object(json!({}), &[], true),
+        ),
+        verb(
+            "activate",
+            "Same as focus_window: raise a window and give it the keyboard focus.",
+            true,
+            object(json!({}), &[], true),
+        ),
+        verb(
+            "click",
+            &click_desc,
+            true,
+            object(
+                pointer(json!({
+                    "button": button(),
+                    "count": {"type": "integer", "minimum": 1, "maximum": 3, "default": 1, "description": "Clicks (2 = double click)."}
+                })),
+                &["x", "y"],
+                true,
+            ),
+        ),
+        verb(
+            "double_click",
+            "Double-click the left button at (x, y). Same target rules as click.",
+            true,
+            object(pointer(json!({})), &["x", "y"], true),
+        ),
+        verb(
+            "right_click",
+            "Click the right button at (x, y). Same target rules as click.",
+            true,
+            object(pointer(json!({})), &["x", "y"], true),
+        ),
+        verb(
+            "move",
+            "Move the pointer to (x, y).",
+            true,
+            object(pointer(json!({})), &["x", "y"], true),
+        ),
+        verb(
+            "drag",
+            "Press at (from_x, from_y), move to (to_x, to_y), release.",
+            true,
+            object(
+                json!({
+                    "from_x": coord("Start x."), "from_y": coord("Start y."),
+                    "to_x": coord("End x."), "to_y": coord("End y."),
+                    "button": button(), "window_relative": relative()
+                }),
+                &["from_x", "from_y", "to_x", "to_y"],
+                true,
+            ),
+        ),
+        verb(
+            "scroll",
+            "Scroll at (x, y) by wheel notches: dy > 0 down, dy < 0 up; dx > 0 right.",
+            true,
+            object(
+                pointer(json!({
+                    "dy": {"type": "integer", "minimum": -100, "maximum": 100, "default": 0, "description": "Vertical notches."},
+                    "dx": {"type": "integer", "minimum": -100, "maximum": 100, "default": 0, "description": "Horizontal notches."}
+                })),
+                &["x", "y"],
+                true,
+            ),
+        ),
+        verb(
+            "type",
+            &format!(
+                "Type text into the target window (or the focused one). Any Unicode character works: \
+                 characters missing from the keyboard map are typed through a temporarily remapped key. \
+                 \\n presses Return, \\t Tab. {target_note}"
+            ),
+            true,
+            object(
+                json!({"text": {"type": "string", "maxLength": 10000, "description": "What to type."}}),
+                &["text"],
+                true,
+            ),
+        ),
+        verb(
+            "key",
+            &format!(
+                "Press a key combo such as ctrl+shift+t, alt+f4, Return, or several separated by spaces \
+                 (\"ctrl+a BackSpace\"). Combos the operator blocked fail with denied and nothing is \
+                 sent. {target_note}"
+            ),
+            true,
+            object(
+                json!({"combo": {"type": "string", "minLength": 1, "maxLength": 200, "description": "Key combo(s)."}}),
+                &["combo"],
+                true,
+            ),
+        ),
+        verb(
+            "screenshot",
+            "Capture the target window, a region, or the screen, as a PNG image.",
+            false,
+            object(
+                json!({
+                    "region": region_schema("Rectangle in screen pixels: {x, y, width, height} or [x, y, width, height]."),
+                    "monitor": {"type": "integer", "minimum": 0, "description": "Monitor id (default: the primary)."}
+                }),
+                &[],
+                true,
+            ),
+        ),
+        verb(
+            "wait_for",
+            "Wait for a condition: window_appears / window_gone (target), screen_settles (the screen, \
+             a region or a window stops changing), region_changes (anything in the region or window \
+             changes). Fails with timeout when the time runs out.",
+            false,
+            wait_schema(),
+        ),
+        verb("wait_until", "Same as wait_for.", false, wait_schema()),
+        verb(
+            "sleep",
+            "Pause for ms milliseconds. Prefer wait_for with a condition over a guessed duration.",
+            false,
+            object(
+                json!({"ms": {"type": "integer", "minimum": 0, "maximum": MAX_SLEEP_MS, "description": "Milliseconds."}}),
+                &["ms"],
+                false,
+            ),
+        ),
+        verb(
+            "press",
+            "Press an accessibility-tree element by path (AT-SPI). Not supported by this plugin yet: \
+             fails with unsupported; click its coordinates instead.",
+            true,
+            object(
+                json!({"path": {"type": "string"}, "expect_name": {"type": "string"}}),
+                &["path"],
+                false,
+            ),
+        ),
+        verb(
+            "set_text",
+            "Set an accessibility-tree element's text by path (AT-SPI). Not supported by this plugin \
+             yet: fails with unsupported; click the field and use type instead.",
+            true,
+            object(
+                json!({"path": {"type": "string"}, "text": {"type": "string"}}),
+                &["path", "text"],
+                false,
+            ),
+        ),
+        verb(
+            "look_begin",
+            "Remember what the screen looks like now, for a later look with mode auto (do_steps uses \
+             it before its first step).",
+            false,
+            object(json!({}), &[], false),
+        ),
+        verb(
+            "look",
+            "Wait for the screen to settle, then show it: auto = the affected window, only if anything \
+             changed since look_begin (and say so when nothing did); window = the last window acted \
+             on or the focused one; screen; region.",
+            false,
+            object(
+                json!({
+                    "mode": {"enum": ["auto", "window", "screen", "region"], "default": "auto"},
+                    "region": region_schema("For mode region."),
+                    "settle_max_ms": {"type": "integer", "minimum": 0, "maximum": MAX_WAIT_MS, "default": 2000,
+                                      "description": "Longest wait for the screen to stop changing; 0 captures at once."}
+                }),
+                &[],
+                false,
+            ),
+        ),
+    ]
+}
+
+fn wait_schema() -> String {
+    object(
+        json!({
+            "condition": {"enum": [
+                "window_appears", "window_gone", "screen_settles", "region_changes",
+                "window_exists", "window_closed", "settled", "changed"
+            ], "description": "What to wait for."},
+            "region": region_schema("For screen_settles / region_changes: the rectangle to watch (default: the target window, else the screen)."),
+            "timeout_ms": {"type": "integer", "minimum": 0, "maximum": MAX_WAIT_MS, "description": "Give up after this long (default 10000)."},
+            "timeout": {"type": "number", "minimum": 0, "maximum": MAX_WAIT_MS / 1000, "description": "Same in seconds."},
+            "threshold": {"type": "number", "minimum": 0, "maximum": 1, "description": "region_changes: share of the area that must change (default: any change)."},
+            "quiet_ms": {"type": "integer", "minimum": 50, "maximum": 10000, "description": "screen_settles: how long nothing may change (default 300)."}
+        }),
+        &["condition"],
+        true,
+    )
+}

@@ -1,0 +1,212 @@
+//! Pointer verbs: click, move, drag, scroll.
+//!
+//! With a target the window is resolved and activated, coordinates may be
+//! window-relative, the point must lie on the window (else `not-found`:
+//! nothing was clicked), and the host re-checks geometry and coverage right
+//! before sending (`world-moved`).
+
+use serde_json::{Value, json};
+
+use crate::args::{Args, invalid};
+use crate::stephost::plugin::input::{self, Expectation, MouseButton};
+use crate::stephost::plugin::types::{Failure, Output};
+use crate::stephost::plugin::windows::WindowInfo;
+use crate::target::{self, Query};
+use crate::{fail, output, remember, resolve_and_activate};
+
+const TARGET_FIELDS: [&str; 5] = ["target", "title", "windowTitle", "class", "exact"];
+
+fn fields(extra: &[&'static str]) -> Vec<&'static str> {
+    let mut all = TARGET_FIELDS.to_vec();
+    all.extend_from_slice(extra);
+    all.push("window_relative");
+    all
+}
+
+fn button_name(button: MouseButton) -> &'static str {
+    match button {
+        MouseButton::Left => "left",
+        MouseButton::Middle => "middle",
+        MouseButton::Right => "right",
+        MouseButton::Back => "back",
+        MouseButton::Forward => "forward",
+    }
+}
+
+fn button(args: &Args, default: MouseButton) -> Result<MouseButton, Failure> {
+    Ok(match args.get("button") {
+        None => default,
+        Some(Value::String(s)) => match s.as_str() {
+            "left" => MouseButton::Left,
+            "middle" => MouseButton::Middle,
+            "right" => MouseButton::Right,
+            "back" => MouseButton::Back,
+            "forward" => MouseButton::Forward,
+            other => return Err(invalid("button", format!("unknown button `{other}`"))),
+        },
+        Some(other) => {
+            return Err(invalid(
+                "button",
+                format!("`button` must be a string, got {other}"),
+            ));
+        }
+    })
+}
+
+/// The target window, activated, when the input names one.
+struct Aim {
+    window: Option<WindowInfo>,
+    relative: bool,
+}
+
+impl Aim {
+    fn from_args(args: &Args) -> Result<Self, Failure> {
+        let relative = args.boolean("window_relative", false)?;
+        let window = match Query::from_args(args)? {
+            Some(q) => Some(resolve_and_activate(&q)?),
+            None if relative => {
+                return Err(invalid(
+                    "window_relative",
+                    "window_relative needs a target window",
+                ));
+            }
+            None => None,
+        };
+        Ok(Self { window, relative })
+    }
+
+    /// A point in screen coordinates, checked to lie on the window.
+    fn point(&self, x: i32, y: i32) -> Result<(i32, i32), Failure> {
+        let Some(w) = &self.window else {
+            return Ok((x, y));
+        };
+        let g = &w.geometry;
+        let (sx, sy) = if self.relative {
+            (g.x + x, g.y + y)
+        } else {
+            (x, y)
+        };
+        let on_window = crate::pixels::Area {
+            x: g.x,
+            y: g.y,
+            width: g.width,
+            height: g.height,
+        };
+        if !on_window.contains(sx, sy) {
+            return Err(Failure {
+                code: "not-found".into(),
+                message: format!(
+                    "({sx}, {sy}) is not on window {:?}, which is {}x{} at ({}, {}); nothing was sent",
+                    w.title, g.width, g.height, g.x, g.y
+                ),
+                input_fired: false,
+                details: String::new(),
+            });
+        }
+        Ok((sx, sy))
+    }
+
+    fn expectation(&self) -> Option<Expectation> {
+        self.window.as_ref().map(|w| Expectation {
+            window: w.id,
+            geometry: Some(w.geometry),
+            focused: false,
+            point_on_window: true,
+        })
+    }
+
+    fn json(&self) -> Value {
+        self.window
+            .as_ref()
+            .map_or(Value::Null, target::window_json)
+    }
+
+    fn on(&self) -> String {
+        self.window
+            .as_ref()
+            .map(|w| format!(" on {:?}", w.title))
+            .unwrap_or_default()
+    }
+}
+
+pub(crate) fn click(verb: &str, input: &str) -> Result<Output, Failure> {
+    let extra: &[&str] = if verb == "click" {
+        &["x", "y", "button", "count"]
+    } else {
+        &["x", "y"]
+    };
+    let args = Args::parse(input, &fields(extra))?;
+    let (default_button, default_count) = match verb {
+        "double_click" => (MouseButton::Left, 2),
+        "right_click" => (MouseButton::Right, 1),
+        _ => (MouseButton::Left, 1),
+    };
+    let button = button(&args, default_button)?;
+    let count = args.int("count", 1, 3, Some(default_count))? as u32;
+    let (x, y) = (args.coord("x")?, args.coord("y")?);
+    let aim = Aim::from_args(&args)?;
+    let (sx, sy) = aim.point(x, y)?;
+    input::click(sx, sy, button, count, aim.expectation()).map_err(|e| fail(e, true))?;
+    if let Some(w) = &aim.window {
+        remember(w.id);
+    }
+    let text = format!("{verb} at ({sx}, {sy}){}", aim.on());
+    Ok(output(
+        json!({"x": sx, "y": sy, "button": button_name(button), "count": count, "window": aim.json()}),
+        text,
+    ))
+}
+
+pub(crate) fn move_to(input: &str) -> Result<Output, Failure> {
+    let args = Args::parse(input, &fields(&["x", "y"]))?;
+    let (x, y) = (args.coord("x")?, args.coord("y")?);
+    let aim = Aim::from_args(&args)?;
+    let (sx, sy) = aim.point(x, y)?;
+    input::move_pointer(sx, sy, aim.expectation()).map_err(|e| fail(e, true))?;
+    Ok(output(
+        json!({"x": sx, "y": sy, "window": aim.json()}),
+        format!("moved to ({sx}, {sy}){}", aim.on()),
+    ))
+}
+
+pub(crate) fn drag(input: &str) -> Result<Output, Failure> {
+    let args = Args::parse(
+        input,
+        &fields(&["from_x", "from_y", "to_x", "to_y", "button"]),
+    )?;
+    let button = button(&args, MouseButton::Left)?;
+    let from = (args.coord("from_x")?, args.coord("from_y")?);
+    let to = (args.coord("to_x")?, args.coord("to_y")?);
+    let aim = Aim::from_args(&args)?;
+    let (fx, fy) = aim.point(from.0, from.1)?;
+    // The end may leave the window (dragging out is legitimate).
+    let (tx, ty) = match (&aim.window, aim.relative) {
+        (Some(w), true) => (w.geometry.x + to.0, w.geometry.y + to.1),
+        _ => to,
+    };
+    input::drag(fx, fy, tx, ty, button, aim.expectation()).map_err(|e| fail(e, true))?;
+    Ok(output(
+        json!({"from": [fx, fy], "to": [tx, ty], "window": aim.json()}),
+        format!("dragged ({fx}, {fy}) -> ({tx}, {ty}){}", aim.on()),
+    ))
+}
+
+pub(crate) fn scroll(input: &str) -> Result<Output, Failure> {
+    let args = Args::parse(input, &fields(&["x", "y", "dx", "dy"]))?;
+    let (x, y) = (args.coord("x")?, args.coord("y")?);
+    let dy = args.int("dy", -100, 100, Some(0))? as i32;
+    let dx = args.int("dx", -100, 100, Some(0))? as i32;
+    if dx == 0 && dy == 0 {
+        return Err(invalid(
+            "dy",
+            "give dy (vertical) or dx (horizontal) notches",
+        ));
+    }
+    let aim = Aim::from_args(&args)?;
+    let (sx, sy) = aim.point(x, y)?;
+    input::scroll(sx, sy, dx, dy, aim.expectation()).map_err(|e| fail(e, true))?;
+    Ok(output(
+        json!({"x": sx, "y": sy, "dx": dx, "dy": dy, "window": aim.json()}),
+        format!("scrolled dx={dx} dy={dy} at ({sx}, {sy}){}", aim.on()),
+    ))
+}

@@ -1,0 +1,254 @@
+//! Which window a step means: `target` as a title substring, or an object
+//! `{title, class, id, exact}`, resolved against the live window list.
+
+use serde_json::{Value, json};
+
+use crate::args::{Args, invalid};
+use crate::stephost::plugin::types::Failure;
+use crate::stephost::plugin::windows::WindowInfo;
+
+/// A window query.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(crate) struct Query {
+    pub(crate) title: Option<String>,
+    pub(crate) class: Option<String>,
+    pub(crate) id: Option<u64>,
+    pub(crate) exact: bool,
+}
+
+impl Query {
+    /// Reads `target` (string or object), or the flat fields `title`, `class`,
+    /// `exact` (and `windowTitle`, the name other desktop tools use). `None`
+    /// when the input names no window.
+    pub(crate) fn from_args(args: &Args) -> Result<Option<Self>, Failure> {
+        let mut query = match args.get("target") {
+            None => Query::default(),
+            Some(Value::String(s)) => Query {
+                title: Some(s.clone()),
+                ..Query::default()
+            },
+            Some(Value::Object(map)) => {
+                let sub = Args(map.clone());
+                for key in map.keys() {
+                    if !["title", "class", "id", "exact"].contains(&key.as_str()) {
+                        return Err(invalid(
+                            "target",
+                            format!(
+                                "unknown field `target.{key}`; expected title, class, id, exact"
+                            ),
+                        ));
+                    }
+                }
+                Query {
+                    title: sub
+                        .get("title")
+                        .map(|_| sub.string("title", None))
+                        .transpose()?,
+                    class: sub
+                        .get("class")
+                        .map(|_| sub.string("class", None))
+                        .transpose()?,
+                    id: sub
+                        .get("id")
+                        .map(|_| sub.int("id", 1, i64::from(u32::MAX), None))
+                        .transpose()?
+                        .map(|n| n as u64),
+                    exact: sub.boolean("exact", false)?,
+                }
+            }
+            Some(other) => {
+                return Err(invalid(
+                    "target",
+                    format!(
+                        "`target` must be a window title or {{title, class, id, exact}}, got {other}"
+                    ),
+                ));
+            }
+        };
+        for (field, slot) in [("title", 0), ("windowTitle", 0), ("class", 1)] {
+            if args.get(field).is_some() {
+                let text = args.string(field, None)?;
+                if slot == 0 {
+                    query.title = Some(text);
+                } else {
+                    query.class = Some(text);
+                }
+            }
+        }
+        if args.get("exact").is_some() {
+            query.exact = args.boolean("exact", false)?;
+        }
+        if query.title.is_none() && query.class.is_none() && query.id.is_none() {
+            return Ok(None);
+        }
+        Ok(Some(query))
+    }
+
+    /// The query as text, for messages.
+    pub(crate) fn describe(&self) -> String {
+        let how = if self.exact { "=" } else { "~" };
+        let mut parts = Vec::new();
+        if let Some(id) = self.id {
+            parts.push(format!("id=0x{id:x}"));
+        }
+        if let Some(t) = &self.title {
+            parts.push(format!("title{how}{t:?}"));
+        }
+        if let Some(c) = &self.class {
+            parts.push(format!("class{how}{c:?}"));
+        }
+        parts.join(" ")
+    }
+
+    fn text_matches(&self, want: &Option<String>, have: &[&str]) -> bool {
+        let Some(want) = want else { return true };
+        let want = want.to_lowercase();
+        have.iter().any(|h| {
+            let h = h.to_lowercase();
+            if self.exact {
+                h == want
+            } else {
+                h.contains(&want)
+            }
+        })
+    }
+
+    /// Whether `w` matches.
+    pub(crate) fn matches(&self, w: &WindowInfo) -> bool {
+        self.id.is_none_or(|id| id == w.id)
+            && self.text_matches(&self.title, &[&w.title])
+            && self.text_matches(&self.class, &[&w.class, &w.instance])
+    }
+
+    /// The best match in `windows` (bottom to top): an exact title beats a
+    /// substring, then the focused window, then the top-most.
+    pub(crate) fn pick<'a>(&self, windows: &'a [WindowInfo]) -> Result<&'a WindowInfo, Failure> {
+        let matching: Vec<&WindowInfo> = windows.iter().filter(|w| self.matches(w)).collect();
+        let exact_title = |w: &&&WindowInfo| {
+            self.title
+                .as_ref()
+                .is_some_and(|t| w.title.eq_ignore_ascii_case(t))
+        };
+        matching
+            .iter()
+            .rev()
+            .find(|w| exact_title(w) && w.focused)
+            .or_else(|| matching.iter().rev().find(exact_title))
+            .or_else(|| matching.iter().rev().find(|w| w.focused))
+            .or_else(|| matching.last())
+            .copied()
+            .ok_or_else(|| not_found(self, windows))
+    }
+}
+
+/// `not-found` listing what is there, so the caller can correct the query.
+fn not_found(query: &Query, windows: &[WindowInfo]) -> Failure {
+    let titles: Vec<String> = windows
+        .iter()
+        .rev()
+        .take(20)
+        .map(|w| format!("{:?} ({})", w.title, w.class))
+        .collect();
+    Failure {
+        code: "not-found".into(),
+        message: format!(
+            "no window matches {}; open windows: {}",
+            query.describe(),
+            if titles.is_empty() {
+                "none".into()
+            } else {
+                titles.join(", ")
+            }
+        ),
+        input_fired: false,
+        details: json!({ "query": query.describe() }).to_string(),
+    }
+}
+
+/// A window as JSON for results.
+pub(crate) fn window_json(w: &WindowInfo) -> Value {
+    json!({
+        "id": w.id,
+        "title": w.title,
+        "class": w.class,
+        "instance": w.instance,
+        "pid": w.pid,
+        "x": w.geometry.x,
+        "y": w.geometry.y,
+        "width": w.geometry.width,
+        "height": w.geometry.height,
+        "focused": w.focused,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stephost::plugin::desktop_types::Rect;
+
+    fn win(id: u64, title: &str, class: &str, focused: bool) -> WindowInfo {
+        WindowInfo {
+            id,
+            title: title.into(),
+            class: class.into(),
+            instance: class.to_lowercase(),
+            pid: None,
+            geometry: Rect {
+                x: 0,
+                y: 0,
+                width: 10,
+                height: 10,
+            },
+            focused,
+        }
+    }
+
+    fn query(v: Value) -> Option<Query> {
+        let Value::Object(map) = v else { panic!() };
+        Query::from_args(&Args(map)).expect("parses")
+    }
+
+    #[test]
+    fn targets_parse_from_strings_objects_and_flat_fields() {
+        assert_eq!(
+            query(json!({"target": "Notes"}))
+                .expect("q")
+                .title
+                .as_deref(),
+            Some("Notes")
+        );
+        let q = query(json!({"target": {"class": "XTerm", "exact": true}})).expect("q");
+        assert_eq!((q.class.as_deref(), q.exact), (Some("XTerm"), true));
+        assert_eq!(
+            query(json!({"windowTitle": "A"}))
+                .expect("q")
+                .title
+                .as_deref(),
+            Some("A")
+        );
+        assert!(query(json!({"x": 1})).is_none());
+    }
+
+    #[test]
+    fn pick_prefers_exact_then_focused_then_topmost() {
+        let list = vec![
+            win(1, "notes - draft", "Tk", false),
+            win(2, "Notes", "Tk", false),
+            win(3, "more notes", "XTerm", true),
+        ];
+        let q = |t: &str| Query {
+            title: Some(t.into()),
+            ..Query::default()
+        };
+        assert_eq!(q("notes").pick(&list).expect("found").id, 2, "exact title");
+        assert_eq!(q("note").pick(&list).expect("found").id, 3, "focused");
+        let by_class = Query {
+            class: Some("tk".into()),
+            ..Query::default()
+        };
+        assert_eq!(by_class.pick(&list).expect("found").id, 2, "top-most");
+        let missing = q("nothing").pick(&list).expect_err("none");
+        assert_eq!(missing.code, "not-found");
+        assert!(missing.message.contains("\"Notes\""), "{}", missing.message);
+    }
+}

@@ -1,0 +1,644 @@
+//! The Robot Framework session: variables, imported libraries, the log of the running
+//! keyword, and keyword lookup and execution with RF's rules.
+//!
+//! One [`Session`] lives in the plugin instance, and the host gives each of its sessions
+//! its own instance, so variables set by one `run_keyword` call are there for the next.
+
+use std::collections::hash_map::RandomState;
+use std::hash::BuildHasher;
+
+use crate::args::Resolve;
+use crate::error::{RfError, RfResult};
+use crate::keywords::{self, Keyword};
+use crate::matching::{format_recommendations, normalize, normalize_name, recommend};
+use crate::remote::{RemoteLibrary, Transport};
+use crate::value::{Value, seq2str, seq2str2};
+use crate::variables::search::{search, unescape, whole_variable};
+use crate::variables::{Arg, Store};
+
+/// RF log levels, lowest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    /// TRACE.
+    Trace,
+    /// DEBUG.
+    Debug,
+    /// INFO (and HTML, CONSOLE).
+    Info,
+    /// WARN.
+    Warn,
+    /// ERROR (and FAIL).
+    Error,
+    /// NONE: as a threshold, nothing is logged.
+    None,
+}
+
+impl Level {
+    /// Parses an RF level name.
+    pub fn parse(name: &str) -> Option<Level> {
+        Some(match name.to_uppercase().as_str() {
+            "TRACE" => Level::Trace,
+            "DEBUG" => Level::Debug,
+            "INFO" | "HTML" | "CONSOLE" => Level::Info,
+            "WARN" => Level::Warn,
+            "ERROR" | "FAIL" => Level::Error,
+            "NONE" => Level::None,
+            _ => return None,
+        })
+    }
+
+    /// The RF name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::Trace => "TRACE",
+            Level::Debug => "DEBUG",
+            Level::Info => "INFO",
+            Level::Warn => "WARN",
+            Level::Error => "ERROR",
+            Level::None => "NONE",
+        }
+    }
+}
+
+/// One log line of the running keyword.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogLine {
+    /// Its level.
+    pub level: Level,
+    /// The message.
+    pub message: String,
+}
+
+/// An imported library.
+pub(crate) struct Library {
+    /// The name keywords are qualified with (the alias given with `AS`, if any).
+    pub(crate) name: String,
+    /// What it is.
+    pub(crate) kind: LibKind,
+}
+
+impl Library {
+    /// The library's real name (`Collections` for `Collections AS C2`, `Remote`).
+    pub(crate) fn real_name(&self) -> &'static str {
+        match self.kind {
+            LibKind::Static(real) => real,
+            LibKind::Remote(_) => "Remote",
+        }
+    }
+}
+
+pub(crate) enum LibKind {
+    /// BuiltIn, String or Collections, implemented here; the string is the real name.
+    Static(&'static str),
+    /// A remote library (`Import Library  Remote  http://...`).
+    Remote(RemoteLibrary),
+}
+
+/// What a keyword name resolved to.
+enum Found {
+    Static(usize, &'static Keyword),
+    Remote(usize, String),
+}
+
+/// Deepest nesting of keywords running keywords; RF's own limit and message.
+const MAX_DEPTH: usize = 100;
+
+/// A Robot Framework session.
+pub struct Session {
+    /// The variables.
+    pub store: Store,
+    logs: Vec<LogLine>,
+    threshold: Level,
+    pub(crate) libraries: Vec<Library>,
+    search_order: Vec<String>,
+    depth: usize,
+    rng: u64,
+    pub(crate) transport: Box<dyn Transport>,
+}
+
+impl Session {
+    /// A new session that reaches remote libraries through `transport`.
+    pub fn new(transport: Box<dyn Transport>) -> Self {
+        Self {
+            store: Store::new(),
+            logs: Vec::new(),
+            threshold: Level::Info,
+            libraries: ["BuiltIn", "String", "Collections"]
+                .into_iter()
+                .map(|name| Library {
+                    name: name.to_string(),
+                    kind: LibKind::Static(name),
+                })
+                .collect(),
+            search_order: Vec::new(),
+            depth: 0,
+            rng: RandomState::new().hash_one(0x5eed_u64) | 1,
+            transport,
+        }
+    }
+
+    /// Logs `message` at `level`, if the current log level lets it through.
+    pub fn log(&mut self, level: Level, message: impl Into<String>) {
+        if level >= self.threshold && self.threshold != Level::None {
+            self.logs.push(LogLine {
+                level,
+                message: message.into(),
+            });
+        }
+    }
+
+    /// Logs at INFO.
+    pub fn info(&mut self, message: impl Into<String>) {
+        self.log(Level::Info, message);
+    }
+
+    /// Takes the log lines collected so far.
+    pub fn take_logs(&mut self) -> Vec<LogLine> {
+        std::mem::take(&mut self.logs)
+    }
+
+    /// The current log level.
+    pub fn log_level(&self) -> Level {
+        self.threshold
+    }
+
+    /// Sets the log level, returning the old one.
+    pub fn set_log_level(&mut self, level: Level) -> Level {
+        let old = self.threshold;
+        self.threshold = level;
+        self.store.set("LOG_LEVEL", Value::str(level.name()));
+        old
+    }
+
+    /// Sets the library search order, returning the old one.
+    pub fn set_search_order(&mut self, order: Vec<String>) -> Vec<String> {
+        std::mem::replace(&mut self.search_order, order)
+    }
+
+    /// A random number in `0..n` (n > 0), from a generator seeded with WASI randomness
+    /// (std's `RandomState` draws its keys from `wasi:random`).
+    pub fn random_below(&mut self, n: usize) -> usize {
+        // xorshift64*: plenty for random test strings, and no extra dependency.
+        let mut x = self.rng;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.rng = x;
+        let r = x.wrapping_mul(0x2545_f491_4f6c_dd1d);
+        (r % (n.max(1) as u64)) as usize
+    }
+
+    /// Runs keyword `name` with `args`, as RF would run `name    arg    arg`.
+    pub fn run(&mut self, name: &str, args: &[Arg]) -> RfResult<Value> {
+        if self.depth >= MAX_DEPTH {
+            return Err(RfError::fail(
+                "Maximum limit of started keywords and control structures exceeded.",
+            ));
+        }
+        self.depth += 1;
+        let result = self.run_inner(name, args);
+        self.depth -= 1;
+        result
+    }
+
+    fn run_inner(&mut self, name: &str, args: &[Arg]) -> RfResult<Value> {
+        match self.find(name)? {
+            Found::Static(lib, kw) => {
+                let full_name = format!("{}.{}", self.libraries[lib].name, kw.info.name);
+                let Some(run) = kw.run else {
+                    return Err(RfError {
+                        code: crate::error::Code::Failed,
+                        ..RfError::fail(format!(
+                            "Keyword '{full_name}' is not supported in the rf sandbox: it needs a running Robot Framework test or suite."
+                        ))
+                    });
+                };
+                let resolve = Resolve {
+                    full_name: &full_name,
+                    spec: &kw.spec,
+                    resolve_until: kw.info.resolve,
+                };
+                let bound = resolve.bind(&self.store, args)?;
+                run(self, &bound)
+            }
+            Found::Remote(lib, kw) => crate::remote::run_keyword(self, lib, &kw, args),
+        }
+    }
+
+    /// RF's keyword lookup: BDD prefixes, `Library.Keyword`, then every library;
+    /// duplicates are resolved by search order and by preferring a custom (remote)
+    /// library over a standard one, as RF does.
+    fn find(&mut self, name: &str) -> RfResult<Found> {
+        if name.is_empty() {
+            return Err(RfError::invalid("Keyword name cannot be empty."));
+        }
+        let lower = name.to_lowercase();
+        for prefix in ["given ", "when ", "then ", "and ", "but "] {
+            if lower.starts_with(prefix)
+                && let Some(found) = self.try_find(name[prefix.len()..].trim_start())?
+            {
+                return Ok(found);
+            }
+        }
+        match self.try_find(name)? {
+            Some(found) => Ok(found),
+            None => Err(self.not_found(name)),
+        }
+    }
+
+    fn try_find(&mut self, name: &str) -> RfResult<Option<Found>> {
+        if name.contains('.') {
+            let tokens: Vec<&str> = name.split('.').collect();
+            let mut hits = Vec::new();
+            for i in 1..tokens.len() {
+                let owner = tokens[..i].join(".");
+                let kw = tokens[i..].join(".");
+                let owner_norm = normalize(&owner, &[], true, true);
+                for (li, lib) in self.libraries.iter().enumerate() {
+                    if normalize(&lib.name, &[], true, true) == owner_norm {
+                        hits.extend(self.keywords_in(li, &kw));
+                    }
+                }
+            }
+            match hits.len() {
+                0 => {}
+                1 => return Ok(hits.pop()),
+                _ => {
+                    return Err(self.multiple(name, &hits, false));
+                }
+            }
+        }
+        let mut hits = Vec::new();
+        for li in 0..self.libraries.len() {
+            hits.extend(self.keywords_in(li, name));
+        }
+        if hits.len() > 1 {
+            for lib_name in &self.search_order {
+                let norm = normalize(lib_name, &[], true, true);
+                let ordered: Vec<usize> = hits
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, f)| {
+                        normalize(&self.libraries[lib_of(f)].name, &[], true, true) == norm
+                    })
+                    .map(|(i, _)| i)
+                    .collect();
+                if !ordered.is_empty() {
+                    hits = hits
+                        .into_iter()
+                        .enumerate()
+                        .filter(|(i, _)| ordered.contains(i))
+                        .map(|(_, f)| f)
+                        .collect();
+                    break;
+                }
+            }
+        }
+        if hits.len() == 2 {
+            // A standard-library keyword and another one: RF uses the other ("custom") one
+            // and warns, unless the custom one is itself a run-keyword variant.
+            let is_standard = |f: &Found| matches!(f, Found::Static(..));
+            let pick = if is_standard(&hits[0]) {
+                Some((0, 1))
+            } else if is_standard(&hits[1]) {
+                Some((1, 0))
+            } else {
+                None
+            };
+            if let Some((s, c)) = pick {
+                let (sname, cname) = (self.full_name(&hits[s]), self.full_name(&hits[c]));
+                let kw_name = match &hits[s] {
+                    Found::Static(_, kw) => kw.info.name.to_string(),
+                    Found::Remote(_, k) => k.clone(),
+                };
+                let custom_is_run_variant =
+                    matches!(&hits[c], Found::Static(_, kw) if kw.info.resolve.is_some());
+                if !custom_is_run_variant {
+                    let describe = |li: usize| {
+                        let lib = &self.libraries[li];
+                        let real = lib.real_name();
+                        let alias = if lib.name != real {
+                            format!(" imported as '{}'", lib.name)
+                        } else {
+                            String::new()
+                        };
+                        (real, alias)
+                    };
+                    let (custom_real, custom_alias) = describe(lib_of(&hits[c]));
+                    let (std_real, std_alias) = describe(lib_of(&hits[s]));
+                    self.log(
+                        Level::Warn,
+                        format!(
+                            "Keyword '{kw_name}' found both from a custom library '{custom_real}'{custom_alias} and a standard library '{std_real}'{std_alias}. The custom keyword is used. To select explicitly, and to get rid of this warning, use either '{cname}' or '{sname}'."
+                        ),
+                    );
+                }
+                return Ok(Some(hits.swap_remove(c)));
+            }
+        }
+        match hits.len() {
+            0 => Ok(None),
+            1 => Ok(hits.pop()),
+            _ => Err(self.multiple(name, &hits, true)),
+        }
+    }
+
+    fn keywords_in(&self, li: usize, name: &str) -> Vec<Found> {
+        let norm = normalize_name(name);
+        match &self.libraries[li].kind {
+            LibKind::Static(real) => keywords::registry()
+                .iter()
+                .filter(|kw| kw.info.library == *real && kw.norm == norm)
+                .map(|kw| Found::Static(li, kw))
+                .collect(),
+            LibKind::Remote(lib) => lib
+                .keyword_names()
+                .iter()
+                .filter(|k| normalize_name(k) == norm)
+                .map(|k| Found::Remote(li, k.clone()))
+                .collect(),
+        }
+    }
+
+    fn full_name(&self, f: &Found) -> String {
+        match f {
+            Found::Static(li, kw) => format!("{}.{}", self.libraries[*li].name, kw.info.name),
+            Found::Remote(li, k) => format!("{}.{}", self.libraries[*li].name, k),
+        }
+    }
+
+    fn multiple(&self, name: &str, hits: &[Found], implicit: bool) -> RfError {
+        let mut error = format!("Multiple keywords with name '{name}' found");
+        if implicit {
+            error.push_str(". Give the full name of the keyword you want to use");
+        }
+        let mut names: Vec<String> = hits.iter().map(|f| self.full_name(f)).collect();
+        names.sort();
+        let mut lines = vec![format!("{error}:")];
+        lines.extend(names);
+        RfError::fail(lines.join("\n    "))
+    }
+
+    /// RF's "No keyword with name 'X' found." with its recommendations.
+    fn not_found(&self, name: &str) -> RfError {
+        let message = format!("No keyword with name '{name}' found.");
+        let use_full = name.contains('.');
+        let mut candidates: Vec<(String, String)> = Vec::new();
+        for (full, short) in self.all_keyword_names() {
+            let shown = if use_full { full.clone() } else { short };
+            candidates.push((full, normalize(&shown, &["_"], true, true)));
+        }
+        let norm = normalize(name, &["_"], true, true);
+        let recommendations = recommend(&norm, &candidates, 10);
+        if !recommendations.is_empty() {
+            return RfError::not_found(format_recommendations(&message, &recommendations));
+        }
+        // A missing separator: `Log Hello` written with one space.
+        let mut prefixes: Vec<&(String, String)> = candidates
+            .iter()
+            .filter(|(_, n)| !n.is_empty() && norm.starts_with(n.as_str()))
+            .collect();
+        prefixes.sort_by(|a, b| a.1.cmp(&b.1).then(a.0.cmp(&b.0)));
+        if !prefixes.is_empty() {
+            let names: Vec<String> = prefixes.iter().map(|(f, _)| f.clone()).collect();
+            return RfError::not_found(format!(
+                "{message} Did you try using keyword {} and forgot to use enough whitespace between keyword and arguments?",
+                seq2str(&names, "'", ", ", " or ")
+            ));
+        }
+        RfError::not_found(message)
+    }
+
+    /// (full name, keyword name) of every keyword of every imported library.
+    pub fn all_keyword_names(&self) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for lib in &self.libraries {
+            match &lib.kind {
+                LibKind::Static(real) => {
+                    for kw in keywords::registry()
+                        .iter()
+                        .filter(|k| k.info.library == *real)
+                    {
+                        out.push((
+                            format!("{}.{}", lib.name, kw.info.name),
+                            kw.info.name.to_string(),
+                        ));
+                    }
+                }
+                LibKind::Remote(r) => {
+                    for k in r.keyword_names() {
+                        out.push((format!("{}.{}", lib.name, k), k.clone()));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Whether a keyword exists (for `Keyword Should Exist`), or RF's error.
+    pub fn keyword_exists(&mut self, name: &str) -> RfResult<()> {
+        self.find(name).map(|_| ())
+    }
+
+    /// Runs a keyword whose name and arguments are still raw test data, as `Run Keyword`
+    /// does: variables in the name are resolved (`@{list}` spreads into name and
+    /// arguments), the arguments are left for the keyword itself.
+    pub fn run_raw(&mut self, name: &Arg, args: &[Arg]) -> RfResult<Value> {
+        let (name, args) = self.resolve_name(name, args)?;
+        self.run(&name, &args)
+    }
+
+    /// RF's `_replace_variables_in_name`.
+    pub fn resolve_name(&mut self, name: &Arg, args: &[Arg]) -> RfResult<(String, Vec<Arg>)> {
+        match name {
+            Arg::Value(Value::Str(s)) => Ok((s.clone(), args.to_vec())),
+            Arg::Value(_) => Err(RfError::fail("Keyword name must be a string.")),
+            Arg::Raw(s) => {
+                if search(s, "$@&%", true)?.is_none() {
+                    return Ok((unescape(s), args.to_vec()));
+                }
+                if whole_variable(s, "@").is_some() {
+                    let mut all = vec![name.clone()];
+                    all.extend(args.iter().cloned());
+                    let resolved = self.store.replace_list_until(&all, 1)?;
+                    let Some(first) = resolved.first() else {
+                        let shown: Vec<String> = all.iter().map(Arg::display).collect();
+                        return Err(RfError::data(format!(
+                            "Keyword name missing: Given arguments {} resolved to an empty list.",
+                            Value::list(shown.into_iter().map(Value::Str).collect()).repr()
+                        )));
+                    };
+                    let name = match self.store.replace_scalar(first)? {
+                        Value::Str(s) => s,
+                        _ => return Err(RfError::fail("Keyword name must be a string.")),
+                    };
+                    return Ok((name, resolved[1..].to_vec()));
+                }
+                match self.store.replace_scalar_str(s)? {
+                    Value::Str(n) => Ok((n, args.to_vec())),
+                    _ => Err(RfError::fail("Keyword name must be a string.")),
+                }
+            }
+        }
+    }
+
+    /// Assigns a keyword's return value to `${name}`, `@{name}` or `&{name}` (a bare name
+    /// means `${name}`), with RF's checks and its `${x} = value` log line.
+    pub fn assign(&mut self, target: &str, value: Value) -> RfResult<()> {
+        let target = target.trim().trim_end_matches('=').trim_end();
+        let (identifier, base) = match whole_variable(target, "$@&") {
+            Some(m) if m.items.is_empty() => (m.identifier, self.store_base(&m.base)?),
+            Some(_) => {
+                return Err(RfError::invalid(format!(
+                    "Item assignment to '{target}' is not supported by the rf plugin's assign."
+                )));
+            }
+            None if !target.is_empty() && !target.contains(['{', '}']) => ('$', target.to_string()),
+            None => {
+                return Err(RfError::invalid(format!(
+                    "Invalid variable name '{target}'."
+                )));
+            }
+        };
+        let decorated = format!("{identifier}{{{base}}}");
+        let value = match identifier {
+            '@' => match value.list_items() {
+                Some(items) => Value::list(items),
+                None => {
+                    return Err(RfError::data(format!(
+                        "Cannot set variable '{decorated}': Expected list-like value, got {}.",
+                        value.type_name()
+                    )));
+                }
+            },
+            '&' => match &value {
+                Value::Dict(d) => Value::dict(d.borrow().items.clone(), true),
+                _ => {
+                    return Err(RfError::data(format!(
+                        "Cannot set variable '{decorated}': Expected dictionary-like value, got {}.",
+                        value.type_name()
+                    )));
+                }
+            },
+            _ => value,
+        };
+        let message = format_assign_message(&decorated, &value);
+        self.info(message);
+        self.store.set(&base, value);
+        Ok(())
+    }
+
+    fn store_base(&self, base: &str) -> RfResult<String> {
+        if search(base, "$@&%", true)?.is_some() {
+            return self.store.replace_string(base);
+        }
+        Ok(base.to_string())
+    }
+
+    /// Imports a library by name (`Import Library`): the three built-in ones (optionally
+    /// under an alias), other standard libraries as no-ops, and `Remote`.
+    pub fn import_library(
+        &mut self,
+        name: &str,
+        args: &[Value],
+        alias: Option<String>,
+    ) -> RfResult<()> {
+        let lib_name = alias.clone();
+        match name {
+            "BuiltIn" | "String" | "Collections" => {
+                let static_name: &'static str = match name {
+                    "BuiltIn" => "BuiltIn",
+                    "String" => "String",
+                    _ => "Collections",
+                };
+                if let Some(alias) = lib_name
+                    && !self.libraries.iter().any(|l| l.name == alias)
+                {
+                    self.libraries.push(Library {
+                        name: alias,
+                        kind: LibKind::Static(static_name),
+                    });
+                }
+                Ok(())
+            }
+            "Remote" => {
+                let lib = crate::remote::import(self, args)?;
+                let name = lib_name.unwrap_or_else(|| "Remote".to_string());
+                let count = lib.keyword_names().len();
+                // Re-importing the same alias replaces the earlier library, as RF reuses it.
+                self.libraries.retain(|l| l.name != name);
+                self.libraries.push(Library {
+                    name: name.clone(),
+                    kind: LibKind::Remote(lib),
+                });
+                self.info(format!(
+                    "Imported library 'Remote' with arguments [ {} ] ({count} keywords{}).",
+                    args.iter()
+                        .map(Value::to_str)
+                        .collect::<Vec<_>>()
+                        .join(" | "),
+                    if name == "Remote" {
+                        String::new()
+                    } else {
+                        format!(", as '{name}'")
+                    }
+                ));
+                Ok(())
+            }
+            other if STANDARD_LIBRARIES.contains(&other) => {
+                self.info(format!(
+                    "Standard library '{other}' is accepted but provides no keywords in the rf sandbox."
+                ));
+                Ok(())
+            }
+            other => Err(RfError::fail(format!(
+                "Importing library '{other}' failed: the rf sandbox runs only BuiltIn, String and Collections itself; reach other libraries through Robot Framework's remote interface (Import Library    Remote    http://host:port)."
+            ))),
+        }
+    }
+}
+
+fn lib_of(f: &Found) -> usize {
+    match f {
+        Found::Static(li, _) | Found::Remote(li, _) => *li,
+    }
+}
+
+/// Robot Framework's standard libraries besides the three implemented here.
+const STANDARD_LIBRARIES: &[&str] = &[
+    "DateTime",
+    "Dialogs",
+    "Easter",
+    "OperatingSystem",
+    "Process",
+    "Screenshot",
+    "Telnet",
+    "XML",
+];
+
+/// RF's `format_assign_message`: `${x} = value`, `@{x} = [ a | b ]`, `&{x} = { k=v }`,
+/// long values cut at 200 characters.
+pub fn format_assign_message(name: &str, value: &Value) -> String {
+    let text = match name.chars().next() {
+        Some('@') => seq2str2(&value.list_items().unwrap_or_default()),
+        Some('&') => match value {
+            Value::Dict(d) if !d.borrow().items.is_empty() => {
+                let items: Vec<String> = d
+                    .borrow()
+                    .items
+                    .iter()
+                    .map(|(k, v)| format!("{}={}", k.to_str(), v.to_str()))
+                    .collect();
+                format!("{{ {} }}", items.join(" | "))
+            }
+            _ => "{ }".into(),
+        },
+        _ => value.to_str(),
+    };
+    let cut: String = if text.chars().count() > 200 {
+        format!("{}...", text.chars().take(200).collect::<String>())
+    } else {
+        text
+    };
+    format!("{name} = {cut}")
+}

@@ -1,0 +1,243 @@
+//! The rest of BuiltIn: logging, `Catenate`, `Sleep`, `Get Time`, `Evaluate`,
+//! `Import Library`, `Pass Execution` and the keywords that need a loop or a teardown.
+
+use super::{format_with, is_true, text_of};
+use crate::args::Bound;
+use crate::engine::{Level, Session};
+use crate::error::{RfError, RfResult};
+use crate::regexp;
+use crate::value::{Value, str_repr};
+use crate::variables::Arg;
+use crate::variables::search::whole_variable;
+use crate::{expr, timefmt};
+
+pub(super) fn catenate(_s: &mut Session, b: &Bound) -> RfResult<Value> {
+    let items: Vec<String> = b.varargs.iter().map(Value::to_str).collect();
+    let Some(first) = items.first() else {
+        return Ok(Value::str(""));
+    };
+    Ok(Value::Str(match first.strip_prefix("SEPARATOR=") {
+        Some(sep) => items[1..].join(sep),
+        None => items.join(" "),
+    }))
+}
+
+pub(super) fn log(s: &mut Session, b: &Bound) -> RfResult<Value> {
+    let message = b.get("message");
+    let repr_arg = b.get("repr");
+    let text = if matches!(&repr_arg, Value::Str(t) if t == "DEPRECATED") {
+        format_with(&b.text("formatter"), &message)
+    } else {
+        s.log(
+            Level::Warn,
+            "The 'repr' argument of 'BuiltIn.Log' is deprecated. Use 'formatter=repr' instead.",
+        );
+        if repr_arg.truthy() {
+            message.repr()
+        } else {
+            format_with(&b.text("formatter"), &message)
+        }
+    };
+    let level = Level::parse(&b.text("level")).unwrap_or(Level::Info);
+    s.log(level, text);
+    Ok(Value::None)
+}
+
+pub(super) fn log_many(s: &mut Session, b: &Bound) -> RfResult<Value> {
+    for arg in b.rest.clone() {
+        let value = s.store.replace_scalar(&arg)?;
+        match arg.raw() {
+            Some(r) if whole_variable(r, "@").is_some() => {
+                for item in value.list_items().unwrap_or_default() {
+                    s.info(item.to_str());
+                }
+            }
+            Some(r) if whole_variable(r, "&").is_some() => {
+                if let Value::Dict(d) = &value {
+                    for (k, v) in d.borrow().items.iter() {
+                        s.info(format!("{}={}", k.to_str(), v.to_str()));
+                    }
+                }
+            }
+            _ => s.info(value.to_str()),
+        }
+    }
+    Ok(Value::None)
+}
+
+pub(super) fn log_to_console(s: &mut Session, b: &Bound) -> RfResult<Value> {
+    let message = b.get("message");
+    let text = match b.opt("format") {
+        Some(f) => crate::pyfmt::format_value(&message, &f.to_str())
+            .map_err(|(class, m)| RfError::py(class, m))?,
+        None => message.to_str(),
+    };
+    // There is no console in the sandbox: the line goes to the log instead.
+    s.info(text);
+    Ok(Value::None)
+}
+
+pub(super) fn set_log_level(s: &mut Session, b: &Bound) -> RfResult<Value> {
+    let name = b.text("level");
+    let level = Level::parse(&name).unwrap_or(Level::Info);
+    let old = s.set_log_level(level);
+    s.log(
+        Level::Debug,
+        format!("Log level changed from {} to {}.", old.name(), level.name()),
+    );
+    Ok(Value::str(old.name()))
+}
+
+pub(super) fn sleep(s: &mut Session, b: &Bound) -> RfResult<Value> {
+    let secs = b
+        .get("time_")
+        .as_number()
+        .map_or(0.0, |n| n.as_f64())
+        .max(0.0);
+    // On wasip2 this blocks in a wasi:clocks poll, where the host can time the step out.
+    std::thread::sleep(std::time::Duration::from_secs_f64(secs.min(1e7)));
+    s.info(format!("Slept {}.", timefmt::secs_to_timestr(secs, false)));
+    if let Some(reason) = b.opt("reason") {
+        s.info(reason.to_str());
+    }
+    Ok(Value::None)
+}
+
+pub(super) fn get_time(_s: &mut Session, b: &Bound) -> RfResult<Value> {
+    let epoch = timefmt::parse_time(&b.get("time_")).map_err(RfError::value)?;
+    Ok(timefmt::get_time(&b.text("format"), epoch))
+}
+
+pub(super) fn evaluate(s: &mut Session, b: &Bound) -> RfResult<Value> {
+    let expression = b.get("expression");
+    if b.opt("modules").is_some() {
+        return Err(RfError::fail(format!(
+            "Evaluating expression {} failed: importing modules is not supported in the rf sandbox.",
+            expression.repr()
+        )));
+    }
+    let Value::Str(text) = &expression else {
+        return Err(RfError::fail(format!(
+            "Evaluating expression {} failed: TypeError: Expression must be string, got {}.",
+            expression.repr(),
+            expression.type_name()
+        )));
+    };
+    let locals: Vec<(String, Value)> = match b.opt("namespace") {
+        Some(Value::Dict(d)) => d
+            .borrow()
+            .items
+            .iter()
+            .map(|(k, v)| (k.to_str(), v.clone()))
+            .collect(),
+        _ => Vec::new(),
+    };
+    if text.is_empty() {
+        return expr::rf_evaluate(text, &s.store);
+    }
+    expr::evaluate(text, &s.store, &locals).map_err(|e| {
+        RfError::fail(format!(
+            "Evaluating expression {} failed: {}",
+            str_repr(text),
+            e.message()
+        ))
+    })
+}
+
+pub(super) fn call_method(_s: &mut Session, b: &Bound) -> RfResult<Value> {
+    let object = b.get("object");
+    let method = b.text("method_name");
+    expr::call_method(&object, &method, &b.varargs, &b.kwargs).map_err(|e| match e {
+        expr::EvalError::Py(class, _) if class == "AttributeError" => RfError::fail(format!(
+            "{} object does not have method '{method}'.",
+            object.py_type()
+        )),
+        other => RfError::fail(format!(
+            "Calling method '{method}' failed: {}",
+            other.message()
+        )),
+    })
+}
+
+pub(super) fn regexp_escape(_s: &mut Session, b: &Bound) -> RfResult<Value> {
+    let escaped: Vec<Value> = b
+        .varargs
+        .iter()
+        .map(|v| Value::Str(regexp::escape(&text_of(v))))
+        .collect();
+    Ok(match escaped.len() {
+        0 => Value::str(""),
+        1 => escaped.into_iter().next().unwrap_or(Value::None),
+        _ => Value::list(escaped),
+    })
+}
+
+pub(super) fn import_library(s: &mut Session, b: &Bound) -> RfResult<Value> {
+    let Some((name, args)) = b.rest.split_first() else {
+        return Ok(Value::None);
+    };
+    let name = match name {
+        Arg::Raw(r) => s.store.replace_string(r)?,
+        Arg::Value(v) => v.to_str(),
+    };
+    let mut raw: Vec<Arg> = args.to_vec();
+    let mut alias = None;
+    if raw.len() > 1 {
+        let marker = raw[raw.len() - 2].display();
+        let marker: String = marker
+            .chars()
+            .map(|c| if c.is_whitespace() { ' ' } else { c })
+            .collect();
+        if marker == "WITH NAME" || marker == "AS" {
+            let a = raw.pop().map(|a| a.display()).unwrap_or_default();
+            raw.pop();
+            alias = Some(s.store.replace_string(&a)?);
+        }
+    }
+    let values = s.store.replace_list(&raw)?;
+    s.import_library(&name, &values, alias)?;
+    Ok(Value::None)
+}
+
+pub(super) fn keyword_should_exist(s: &mut Session, b: &Bound) -> RfResult<Value> {
+    let name = b.text("name");
+    match s.keyword_exists(&name) {
+        Ok(()) => Ok(Value::None),
+        Err(e) => Err(RfError::fail(b.msg().unwrap_or(e.message))),
+    }
+}
+
+pub(super) fn pass_execution(s: &mut Session, message: &str) -> RfResult<Value> {
+    let message = message.trim();
+    if message.is_empty() {
+        return Err(RfError::fail("Message cannot be empty."));
+    }
+    s.info(format!("Execution passed with message:\n{message}"));
+    Err(RfError::pass_execution(message))
+}
+
+pub(super) fn pass_execution_if(s: &mut Session, b: &Bound) -> RfResult<Value> {
+    if is_true(s, &b.get("condition"))? {
+        let message = match b.rest.first() {
+            Some(Arg::Raw(m)) => s.store.replace_string(m)?,
+            Some(Arg::Value(v)) => v.to_str(),
+            None => String::new(),
+        };
+        return pass_execution(s, &message);
+    }
+    Ok(Value::None)
+}
+
+pub(super) fn no_operation(_s: &mut Session, _b: &Bound) -> RfResult<Value> {
+    Ok(Value::None)
+}
+
+pub(super) fn outside_loop(name: &str) -> RfError {
+    RfError::data(format!("'{name}' can only be used inside a loop."))
+}
+
+pub(super) fn teardown_only(name: &str, what: &str) -> RfError {
+    RfError::fail(format!(
+        "Keyword '{name}' can only be used in {what} teardown."
+    ))
+}

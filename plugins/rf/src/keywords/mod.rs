@@ -1,0 +1,64 @@
+//! The keywords of Robot Framework's BuiltIn, String and Collections libraries.
+//!
+//! [`catalog`] lists every keyword with RF's own argument spec and documentation; each
+//! library module maps names to implementations. A catalog keyword without an
+//! implementation (those that need a running test or suite, such as `Set Tags`) still
+//! takes part in lookup and suggestions, and fails saying it is not supported here.
+
+mod builtin;
+pub(crate) mod catalog;
+mod collections;
+mod normalizer;
+mod run;
+mod string;
+
+use crate::args::{Bound, Spec};
+use crate::engine::Session;
+use crate::error::RfResult;
+use crate::matching::normalize_name;
+use crate::value::Value;
+use catalog::{CATALOG, KwInfo};
+
+/// A keyword implementation.
+pub(crate) type Run = fn(&mut Session, &Bound) -> RfResult<Value>;
+
+/// A keyword of a library implemented here.
+pub struct Keyword {
+    /// What RF says about it.
+    pub(crate) info: &'static KwInfo,
+    /// Its parsed argument spec.
+    pub(crate) spec: Spec,
+    /// The normalized name, for lookup.
+    pub(crate) norm: String,
+    /// The implementation; `None` for keywords the sandbox cannot offer.
+    pub(crate) run: Option<Run>,
+}
+
+thread_local! {
+    // Built once per instance and leaked: the registry lives as long as the instance.
+    static REGISTRY: &'static [Keyword] = Box::leak(build().into_boxed_slice());
+}
+
+/// Every keyword of BuiltIn, String and Collections.
+pub(crate) fn registry() -> &'static [Keyword] {
+    REGISTRY.with(|r| *r)
+}
+
+fn build() -> Vec<Keyword> {
+    CATALOG
+        .iter()
+        .map(|info| Keyword {
+            info,
+            spec: Spec::parse(info.args),
+            norm: normalize_name(info.name),
+            run: match info.library {
+                "BuiltIn" => builtin::lookup(info.name).or_else(|| run::lookup(info.name)),
+                "String" => string::lookup(info.name),
+                _ => collections::lookup(info.name),
+            },
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,140 @@
+//! The verbs' JSON contract.
+
+use serde_json::json;
+
+use super::*;
+use crate::remote::{HttpError, Transport};
+
+struct NoNetwork;
+
+impl Transport for NoNetwork {
+    fn post(&mut self, _: &str, _: &[u8], _: Option<f64>) -> Result<Vec<u8>, HttpError> {
+        Err("[Errno 111] Connection refused".into())
+    }
+}
+
+fn session() -> Session {
+    Session::new(Box::new(NoNetwork))
+}
+
+fn run(s: &mut Session, input: Json) -> Result<VerbOutput, VerbFailure> {
+    invoke(s, "run_keyword", &input.to_string())
+}
+
+#[test]
+fn describe_lists_closed_schemas() {
+    let verbs = verbs();
+    let names: Vec<&str> = verbs.iter().map(|v| v.name).collect();
+    assert_eq!(names, ["run_keyword", "keywords", "variables"]);
+    for v in &verbs {
+        assert_eq!(v.input_schema["additionalProperties"], false, "{}", v.name);
+        assert_eq!(v.acts_on_world, v.name == "run_keyword");
+    }
+}
+
+#[test]
+fn values_logs_and_assign() {
+    let mut s = session();
+    let out = run(
+        &mut s,
+        json!({"keyword": "Create List", "args": ["a", "${1}"], "assign": "items"}),
+    )
+    .unwrap();
+    assert_eq!(out.value, json!(["a", 1]));
+    assert_eq!(out.text.as_deref(), Some("[INFO] ${items} = ['a', 1]"));
+    let out = run(
+        &mut s,
+        json!({"keyword": "Get From List", "args": ["${items}", "-1"]}),
+    )
+    .unwrap();
+    assert_eq!(out.value, json!(1));
+    // Non-string JSON arguments arrive as values.
+    let out = run(
+        &mut s,
+        json!({"keyword": "Get Length", "args": [[1, 2, 3]]}),
+    )
+    .unwrap();
+    assert_eq!(out.value, json!(3));
+    let out = run(
+        &mut s,
+        json!({"keyword": "Create Dictionary", "args": ["a=1"], "assign": "&{d}"}),
+    )
+    .unwrap();
+    assert_eq!(out.value, json!({"a": "1"}));
+    let vars = invoke(&mut s, "variables", "{}").unwrap().value;
+    assert_eq!(vars["items"], json!(["a", 1]));
+    assert_eq!(vars["d"], json!({"a": "1"}));
+    assert_eq!(vars["True"], json!(true));
+}
+
+#[test]
+fn failure_codes() {
+    let mut s = session();
+    let f = run(&mut s, json!({"keyword": "Nope Nope"})).unwrap_err();
+    assert_eq!((f.code, f.input_fired), ("not-found", false));
+    assert_eq!(f.message, "No keyword with name 'Nope Nope' found.");
+    let f = run(&mut s, json!({"keyword": "Log"})).unwrap_err();
+    assert_eq!((f.code, f.input_fired), ("invalid-input", false));
+    let f = run(&mut s, json!({"keyword": "Fail", "args": ["boom"]})).unwrap_err();
+    assert_eq!(
+        (f.code, f.input_fired, f.message.as_str()),
+        ("failed", true, "boom")
+    );
+    assert_eq!(f.details["continuable"], false);
+    let f = invoke(&mut s, "run_keyword", r#"{"keyword": "Log", "extra": 1}"#).unwrap_err();
+    assert_eq!(f.code, "invalid-input");
+    let f = invoke(&mut s, "nope", "{}").unwrap_err();
+    assert_eq!(f.code, "invalid-input");
+}
+
+#[test]
+fn pass_execution_passes() {
+    let mut s = session();
+    let out = run(
+        &mut s,
+        json!({"keyword": "Pass Execution", "args": ["done"]}),
+    )
+    .unwrap();
+    assert_eq!(out.value, Json::Null);
+    assert!(
+        out.text
+            .unwrap()
+            .contains("Execution passed with message:\ndone")
+    );
+}
+
+#[test]
+fn keyword_listing_filters() {
+    let mut s = session();
+    let all = invoke(&mut s, "keywords", "{}").unwrap().value;
+    assert!(all.as_array().unwrap().len() > 180);
+    let some = invoke(&mut s, "keywords", r#"{"filter": "should be equal as"}"#)
+        .unwrap()
+        .value;
+    let names: Vec<&str> = some
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "Should Be Equal As Integers",
+            "Should Be Equal As Numbers",
+            "Should Be Equal As Strings"
+        ]
+    );
+    let globbed = invoke(
+        &mut s,
+        "keywords",
+        r#"{"filter": "get*dictionary*", "library": "collections"}"#,
+    )
+    .unwrap()
+    .value;
+    assert_eq!(globbed.as_array().unwrap().len(), 4);
+    assert_eq!(
+        globbed[0]["args"],
+        "dictionary: Mapping, sort_keys: bool = True"
+    );
+}

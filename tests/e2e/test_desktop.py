@@ -1,0 +1,354 @@
+"""The desktop plugin and the run_macro / do_steps tools, against a real X server.
+
+Each test module run starts Xvfb twice: once bare (no window manager: windows are
+found by walking the tree, activation is a raise plus SetInputFocus) and once
+with openbox (EWMH client list and _NET_ACTIVE_WINDOW). Real X clients receive
+the input: a small Tk window (tests/e2e/desktop_apps/tk_app.py) that logs its key
+presses and counts button clicks, and an xterm running a recorder that writes
+every byte it receives to a file. `stephost serve` talks to the Python MCP SDK
+over stdio, with DISPLAY pointing at that Xvfb.
+
+Needs: xvfb, xauth, openbox, xterm, python3-tk, x11-utils (scripts/test.sh installs them).
+"""
+
+import base64
+import contextlib
+import json
+import os
+import shutil
+import struct
+import subprocess
+import tempfile
+import time
+import zlib
+from pathlib import Path
+
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from conftest import BIN, server_env
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(180)]
+
+APPS = Path(__file__).resolve().parent / "desktop_apps"
+# Tk must come from the system Python (python3-tk), not a venv's.
+SYSTEM_PYTHON = shutil.which("python3", path="/usr/bin") or "/usr/bin/python3"
+TK_TITLE = "Stephost Tk Test"
+EXTRA_PLUGINS = os.environ.get("STEPHOST_DESKTOP_PLUGINS")  # a folder with desktop.wasm, while developing
+
+
+def need(*tools):
+    missing = [t for t in tools if shutil.which(t) is None]
+    if missing:
+        pytest.fail(f"missing programs {missing}: run scripts/test.sh, which installs them")
+
+
+def wait_for(predicate, timeout=15.0, what="condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def free_display():
+    for n in range(91, 140):
+        if not Path(f"/tmp/.X11-unix/X{n}").exists() and not Path(f"/tmp/.X{n}-lock").exists():
+            return f":{n}"
+    raise RuntimeError("no free X display number")
+
+
+class Desktop:
+    """An Xvfb (optionally with openbox) plus the two test clients."""
+
+    def __init__(self, wm):
+        self.wm = wm
+        self.procs = []
+        self.dir = Path(tempfile.mkdtemp(prefix="stephost-desktop-"))
+        self.display = None
+
+    def env(self):
+        env = dict(os.environ)
+        env["DISPLAY"] = self.display
+        env.pop("WAYLAND_DISPLAY", None)
+        env.pop("XDG_SESSION_TYPE", None)
+        return env
+
+    def spawn(self, *cmd):
+        proc = subprocess.Popen(cmd, env=self.env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.procs.append(proc)
+        return proc
+
+    def xprop_root(self, prop):
+        out = subprocess.run(["xprop", "-root", prop], env=self.env(), capture_output=True, text=True)
+        return out.stdout
+
+    def __enter__(self):
+        need("Xvfb", "xterm", "xprop", "openbox")
+        self.display = free_display()
+        self.spawn("Xvfb", self.display, "-screen", "0", "1280x800x24", "-nolisten", "tcp")
+        n = self.display[1:]
+        wait_for(lambda: Path(f"/tmp/.X11-unix/X{n}").exists(), what="Xvfb")
+        wait_for(lambda: subprocess.run(["xprop", "-root"], env=self.env(), capture_output=True).returncode == 0, what="X server")
+        if self.wm == "openbox":
+            self.spawn("openbox")
+            wait_for(lambda: "window id" in self.xprop_root("_NET_SUPPORTING_WM_CHECK"), what="openbox")
+        self.spawn(SYSTEM_PYTHON, str(APPS / "tk_app.py"), str(self.dir), TK_TITLE)
+        self.recorded = self.dir / "recorded.bin"
+        self.spawn("xterm", "-geometry", "60x10+700+420", "-T", "Recorder", "-e", SYSTEM_PYTHON, str(APPS / "recorder.py"), str(self.recorded))
+        wait_for(lambda: (self.dir / "layout.json").exists(), what="the Tk window")
+        wait_for(lambda: self.recorded.exists(), what="the xterm recorder")
+        time.sleep(0.5)  # let both windows finish mapping under the WM
+        return self
+
+    def __exit__(self, *exc):
+        for proc in reversed(self.procs):
+            proc.terminate()
+        for proc in reversed(self.procs):
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def tk_state(self):
+        return json.loads((self.dir / "state.json").read_text())
+
+    def tk_keys(self):
+        path = self.dir / "keys.log"
+        return path.read_text().splitlines() if path.exists() else []
+
+    def tk_layout(self):
+        return json.loads((self.dir / "layout.json").read_text())
+
+
+@pytest.fixture(scope="module", params=["bare", "openbox"])
+def desktop(request):
+    with Desktop(request.param) as d:
+        yield d
+
+
+class Client:
+    """An MCP client session whose calls all use one explicit stephost session."""
+
+    def __init__(self, session):
+        self.session = session
+        self.id = f"desktop-{os.getpid()}-{time.monotonic_ns()}"
+
+    async def call_tool(self, name, args):
+        return await self.session.call_tool(name, {**args, "session_id": self.id})
+
+
+@contextlib.asynccontextmanager
+async def mcp_session(desktop, *args):
+    extra = ["--plugins", EXTRA_PLUGINS] if EXTRA_PLUGINS else []
+    env = server_env({"DISPLAY": desktop.display})
+    env.pop("WAYLAND_DISPLAY", None)
+    params = StdioServerParameters(command=BIN, args=[*extra, *args, "serve"], env=env)
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            yield Client(session)
+
+
+def images(result):
+    return [base64.b64decode(c.data) for c in result.content if c.type == "image"]
+
+
+def texts(result):
+    return "\n".join(c.text for c in result.content if c.type == "text")
+
+
+def decode_png(data):
+    """Width, height and raw scanlines of an 8-bit RGB/RGBA PNG (checks every chunk)."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    pos, idat, header = 8, b"", None
+    while pos < len(data):
+        (length,) = struct.unpack(">I", data[pos : pos + 4])
+        kind = data[pos + 4 : pos + 8]
+        body = data[pos + 8 : pos + 8 + length]
+        (crc,) = struct.unpack(">I", data[pos + 8 + length : pos + 12 + length])
+        assert zlib.crc32(kind + body) == crc, f"bad CRC in {kind}"
+        if kind == b"IHDR":
+            header = struct.unpack(">IIBBBBB", body)
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    width, height, depth, color = header[:4]
+    channels = {2: 3, 6: 4}[color]
+    raw = zlib.decompress(idat)
+    assert depth == 8 and len(raw) == height * (1 + width * channels)
+    return width, height
+
+
+async def windows(session):
+    result = await session.call_tool("list_windows", {})
+    assert result.structuredContent["status"] == "passed", texts(result)
+    return result.structuredContent["value"]["windows"]
+
+
+async def test_windows_are_listed_and_focus_moves(desktop):
+    async with mcp_session(desktop) as session:
+        listed = {w["title"]: w for w in await windows(session)}
+        assert TK_TITLE in listed and "Recorder" in listed, listed
+        assert listed["Recorder"]["class"] == "XTerm"
+        for title in ("Recorder", TK_TITLE):
+            r = await session.call_tool("focus_window", {"title": title})
+            assert r.structuredContent["status"] == "passed", texts(r)
+            assert r.structuredContent["value"]["focused"] is True
+            focused = [w["title"] for w in await windows(session) if w["focused"]]
+            assert focused == [title]
+        r = await session.call_tool("focus_window", {"title": "No Such Window"})
+        assert r.structuredContent["error"]["code"] == "not-found"
+        assert r.structuredContent["error"]["input_fired"] is False
+
+
+async def test_typed_text_and_combos_arrive_in_the_programs(desktop):
+    before_keys = len(desktop.tk_keys())
+    async with mcp_session(desktop) as session:
+        r = await session.call_tool(
+            "do_steps",
+            {
+                "steps": [
+                    {"do": "activate", "target": TK_TITLE},
+                    {"do": "key", "target": TK_TITLE, "combo": "ctrl+a BackSpace"},
+                    {"do": "type", "target": TK_TITLE, "text": "Hello é€!"},
+                    {"do": "key", "target": TK_TITLE, "combo": "ctrl+shift+t"},
+                ],
+                "look": False,
+            },
+        )
+        assert r.structuredContent["status"] == "passed", texts(r)
+        wait_for(lambda: desktop.tk_state()["text"].endswith("Hello é€!"), what="text in the Tk entry")
+        assert desktop.tk_state()["text"] == "Hello é€!"
+        keys = desktop.tk_keys()[before_keys:]
+        # Tk reports Control+Shift as state 5 on the T key press.
+        assert "T 5" in keys, keys
+        assert "EuroSign 0" in keys or "U20AC 0" in keys, keys
+
+        r = await session.call_tool(
+            "run_macro",
+            {
+                "steps": [
+                    {"tool": "focus_window", "params": {"title": "Recorder"}},
+                    {"tool": "sleep", "params": {"ms": 50}},
+                    {"tool": "type", "params": {"text": "abc"}},
+                    {"tool": "key", "params": {"combo": "ctrl+c Return"}},
+                ]
+            },
+        )
+        assert r.structuredContent["status"] == "passed", texts(r)
+        assert [s["ok"] for s in r.structuredContent["results"]] == [True] * 4
+        wait_for(lambda: desktop.recorded.read_bytes().endswith(b"abc\x03\r"), what="bytes in the xterm")
+
+
+async def test_click_a_button_and_look_auto_only_when_something_changed(desktop):
+    layout = desktop.tk_layout()
+    wx, wy = layout["window"][:2]
+    bx, by = layout["button"]
+    clicks = desktop.tk_state()["clicks"]
+    async with mcp_session(desktop) as session:
+        r = await session.call_tool(
+            "do_steps",
+            {"steps": [{"do": "click", "target": TK_TITLE, "x": bx - wx, "y": by - wy, "window_relative": True}]},
+        )
+        report = r.structuredContent
+        assert report["status"] == "passed", texts(r)
+        wait_for(lambda: desktop.tk_state()["clicks"] == clicks + 1, what="the click count")
+        assert report["look"]["changed"] is True, report["look"]
+        pictures = images(r)
+        assert len(pictures) == 1, texts(r)
+        tk = [w for w in await windows(session) if w["title"] == TK_TITLE][0]
+        assert decode_png(pictures[0]) == (tk["width"], tk["height"]), "the picture is the Tk window"
+
+        # Park the pointer on the bare desktop so hover highlights are gone,
+        # then do something that changes nothing (a click on the desktop would
+        # move the focus, and a window manager redraws the title bar): no
+        # picture, and the result says so.
+        await session.call_tool("move", {"x": 5, "y": 790})
+        time.sleep(0.3)
+        r = await session.call_tool("do_steps", {"steps": [{"do": "move", "x": 6, "y": 791}], "settle_max_s": 1})
+        assert r.structuredContent["status"] == "passed", texts(r)
+        assert r.structuredContent["look"]["changed"] is False, r.structuredContent["look"]
+        assert images(r) == []
+        assert "nothing changed" in texts(r)
+        assert desktop.tk_state()["clicks"] == clicks + 1
+
+
+async def test_screenshot_of_a_window_decodes_as_a_png_of_its_size(desktop):
+    async with mcp_session(desktop) as session:
+        r = await session.call_tool("screenshot", {"title": "Recorder"})
+        assert r.structuredContent["status"] == "passed", texts(r)
+        value = r.structuredContent["value"]
+        (png,) = images(r)
+        assert decode_png(png) == (value["width"], value["height"])
+        xterm = [w for w in await windows(session) if w["title"] == "Recorder"][0]
+        assert (value["x"], value["y"], value["width"], value["height"]) == (xterm["x"], xterm["y"], xterm["width"], xterm["height"])
+
+
+async def test_a_malformed_step_is_refused_before_anything_is_typed(desktop):
+    text_before = desktop.tk_state()["text"]
+    keys_before = len(desktop.tk_keys())
+    async with mcp_session(desktop) as session:
+        r = await session.call_tool(
+            "do_steps",
+            {"steps": [{"do": "type", "target": TK_TITLE, "text": "MUST NOT APPEAR"}, {"do": "click", "x": "left", "y": 3}]},
+        )
+        report = r.structuredContent
+        assert report["status"] == "invalid"
+        assert report["steps_executed"] == 0
+        assert any(e["field"] == "steps[1].x" for e in report["errors"]), report["errors"]
+        r = await session.call_tool(
+            "run_macro",
+            {"steps": [{"tool": "type", "params": {"text": "MUST NOT APPEAR"}}, {"tool": "sleep", "params": {"ms": 20000}}]},
+        )
+        assert r.structuredContent["status"] == "invalid"
+        assert any(e["field"] == "steps[1].params.ms" for e in r.structuredContent["errors"])
+    time.sleep(0.3)
+    assert desktop.tk_state()["text"] == text_before
+    assert len(desktop.tk_keys()) == keys_before
+
+
+async def test_wait_for_times_out_with_code_timeout_and_the_failing_step_is_shown(desktop):
+    async with mcp_session(desktop) as session:
+        started = time.monotonic()
+        r = await session.call_tool(
+            "do_steps",
+            {
+                "steps": [
+                    {"do": "wait", "condition": "window_appears", "target": "No Such Window", "timeout_ms": 400},
+                    {"do": "type", "text": "never typed"},
+                ],
+                "look": "screen",
+                "settle_max_s": 0,
+            },
+        )
+        report = r.structuredContent
+        assert report["status"] in ("failed", "timed_out"), texts(r)
+        assert report["steps"][0]["error"]["code"] == "timeout"
+        assert report["never_started"] == 1
+        assert time.monotonic() - started < 10
+        # The picture is taken at the failing step.
+        assert len(images(r)) == 1 and "look" in texts(r)
+
+
+async def test_blocked_combos_are_denied_and_nothing_is_sent(desktop):
+    keys_before = len(desktop.tk_keys())
+    async with mcp_session(desktop) as session:
+        r = await session.call_tool("key", {"target": TK_TITLE, "combo": "shift+a ctrl+alt+BackSpace"})
+        assert r.structuredContent["error"]["code"] == "denied", texts(r)
+        assert r.structuredContent["error"]["input_fired"] is False
+    time.sleep(0.3)
+    assert len(desktop.tk_keys()) == keys_before, "not even the first combo was sent"
+
+
+def test_a_desktop_plugin_without_the_grant_does_not_load(tmp_path):
+    config = tmp_path / "stephost.toml"
+    config.write_text("[plugins.grants.desktop]\ndesktop = false\n")
+    extra = ["--plugins", EXTRA_PLUGINS] if EXTRA_PLUGINS else []
+    out = subprocess.run([BIN, "--config", str(config), *extra, "plugins"], capture_output=True, text=True, env=server_env(), timeout=60)
+    assert out.returncode != 0
+    assert "desktop" in out.stderr and "grant" in out.stderr, out.stderr

@@ -1,0 +1,205 @@
+"""execute_batch / execute_step / resume_batch: the rf-mcp tool shapes over the `rf` plugin,
+driven by the real Python MCP SDK over stdio."""
+
+import time
+
+import pytest
+
+from conftest import stdio_session
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
+
+
+async def call(session, tool, args):
+    result = await session.call_tool(tool, args)
+    return result, result.structuredContent
+
+
+async def test_tools_are_listed_with_the_seed_schema():
+    async with stdio_session() as s:
+        tools = {t.name: t for t in (await s.list_tools()).tools}
+        eb = tools["execute_batch"].inputSchema
+        assert set(eb["required"]) == {"session_id", "steps"}
+        assert eb["properties"]["on_failure"]["default"] == "recover"
+        assert eb["properties"]["max_recovery_attempts"]["maximum"] == 10
+        assert eb["properties"]["timeout_ms"]["minimum"] == 1000
+        assert "execute_step" in tools and "resume_batch" in tools
+
+
+async def test_chained_batch_passes():
+    async with stdio_session() as s:
+        result, out = await call(s, "execute_batch", {
+            "session_id": "chain",
+            "steps": [
+                {"keyword": "Set Variable", "arguments": ["hello"], "label": "greet"},
+                {"keyword": "Catenate", "arguments": ["${STEP_1}", "world"], "assign_to": "phrase"},
+                {"keyword": "Get Length", "args": ["${phrase}"]},
+                {"keyword": "Should Be Equal As Integers", "arguments": ["${STEP_3}", "11"]},
+                # ${STEP_0} is the first step too.
+                {"keyword": "Should Be Equal", "arguments": ["${STEP_0}", "hello"]},
+            ],
+        })
+        assert not result.isError, out
+        assert out["status"] == "PASS"
+        assert out["steps_executed"] == out["steps_total"] == 5
+        assert [st["status"] for st in out["steps"]] == ["PASS"] * 5
+        assert out["steps"][0]["label"] == "greet"
+        assert out["steps"][1]["args_resolved"] == ["hello", "world"]
+        assert out["steps"][1]["return_value"] == "hello world"
+        assert out["steps"][2]["return_value"] == 11
+        assert out["failure"] is None
+        # assign_to also reached RF: the session keeps the variable for the next call.
+        result, out = await call(s, "execute_step", {"session_id": "chain", "keyword": "Should Be Equal", "arguments": ["${phrase}", "hello world"]})
+        assert out["status"] == "PASS", out
+
+
+async def test_validation_errors_name_the_step():
+    async with stdio_session() as s:
+        result, out = await call(s, "execute_batch", {
+            "session_id": "v",
+            "steps": [
+                {"keyword": "Log", "arguments": ["a"]},
+                {"arguments": ["no keyword"]},
+                {"keyword": "Log", "arguments": ["a"], "args": ["b"]},
+            ],
+            "timeout_ms": 50,
+        })
+        assert result.isError
+        assert out["status"] == "FAIL" and out["steps_executed"] == 0
+        text = " | ".join(e["message"] for e in out["errors"])
+        assert "step 2: missing `keyword`" in text
+        assert "step 3: both `arguments` and its legacy alias `args`" in text
+        assert "timeout_ms must be an integer from 1000 to 600000" in text
+        fields = {e["field"] for e in out["errors"]}
+        assert {"steps[1].keyword", "steps[2].arguments", "timeout_ms"} <= fields
+
+
+async def test_forward_reference_is_rejected_up_front():
+    async with stdio_session() as s:
+        result, out = await call(s, "execute_batch", {
+            "session_id": "fwd",
+            "steps": [
+                {"keyword": "Set Variable", "arguments": ["x"], "assign_to": "ran"},
+                {"keyword": "Log", "arguments": ["${STEP_3}"]},
+                {"keyword": "Set Variable", "arguments": ["y"]},
+            ],
+        })
+        assert result.isError and out["steps_executed"] == 0, out
+        assert any(e.get("step") == 1 for e in out["errors"]), out["errors"]
+        # Nothing ran: the first step's assign never happened.
+        _, again = await call(s, "execute_step", {"session_id": "fwd", "keyword": "Variable Should Not Exist", "arguments": ["\\${ran}"]})
+        assert again["status"] == "PASS", again
+
+
+async def test_step_timeout_really_stops_sleep():
+    async with stdio_session() as s:
+        start = time.monotonic()
+        result, out = await call(s, "execute_batch", {
+            "session_id": "t",
+            "on_failure": "stop",
+            "steps": [
+                {"keyword": "Sleep", "arguments": ["10s"], "timeout": "300ms"},
+                {"keyword": "Log", "arguments": ["never"]},
+            ],
+        })
+        elapsed = time.monotonic() - start
+        assert elapsed < 2, elapsed
+        assert result.isError
+        assert out["status"] == "TIMEOUT", out
+        assert out["steps"][0]["status"] == "FAIL"
+        assert out["steps"][1]["status"] == "SKIPPED" and out["steps"][1]["keyword"] == "Log"
+        assert out["failure"]["step_index"] == 1
+
+
+FLAKY = {
+    # Fails the first time it runs (flipping ${flag} as it does), passes after.
+    "keyword": "Run Keyword If",
+    "arguments": ["${flag} == 0", "Run Keywords", "Set Suite Variable", "\\${flag}", "1", "AND", "Fail", "not ready yet"],
+    "label": "flaky",
+}
+
+
+async def test_recover_retries_and_logs_attempts():
+    # Honest: this is tier-1 recovery (wait with backoff, run again) of a keyword
+    # that changes session state as it fails; no tier-2 library strategy is involved.
+    async with stdio_session() as s:
+        result, out = await call(s, "execute_batch", {
+            "session_id": "r",
+            "steps": [
+                {"keyword": "Set Suite Variable", "arguments": ["\\${flag}", "0"]},
+                FLAKY,
+                {"keyword": "Should Be Equal", "arguments": ["${flag}", "1"]},
+            ],
+        })
+        assert not result.isError, out
+        assert out["status"] == "RECOVERED", out
+        step = out["steps"][1]
+        assert step["status"] == "RECOVERED" and step["attempts"] == 2
+        assert len(step["recovery_log"]) == 1
+        assert "not ready yet" in step["recovery_log"][0]["note"]
+
+        # on_failure stop: the same flakiness is a failure.
+        _, out = await call(s, "execute_batch", {
+            "session_id": "r2",
+            "on_failure": "stop",
+            "steps": [{"keyword": "Set Suite Variable", "arguments": ["\\${flag}", "0"]}, FLAKY],
+        })
+        assert out["status"] == "FAIL" and out["steps"][1]["attempts"] == 1
+        assert out["failure"]["error"] == "failed: not ready yet"
+
+
+async def test_recover_gives_up_with_a_full_recovery_log():
+    async with stdio_session() as s:
+        result, out = await call(s, "execute_batch", {
+            "session_id": "g",
+            "max_recovery_attempts": 3,
+            "steps": [{"keyword": "Fail", "arguments": ["always"]}, {"keyword": "No Operation"}],
+        })
+        assert result.isError and out["status"] == "FAIL"
+        assert out["failure"]["step_index"] == 1
+        assert len(out["failure"]["recovery_log"]) == 3
+        assert out["steps"][1]["status"] == "SKIPPED"
+
+
+async def test_resume_after_fix_steps():
+    async with stdio_session() as s:
+        result, out = await call(s, "execute_batch", {
+            "session_id": "res",
+            "on_failure": "stop",
+            "steps": [
+                {"keyword": "Set Variable", "arguments": ["a"], "assign_to": "first"},
+                {"keyword": "Should Be Equal", "arguments": ["${missing}", "ok"], "label": "needs fix"},
+                {"keyword": "Catenate", "arguments": ["${first}", "${missing}"]},
+            ],
+        })
+        assert out["status"] == "FAIL" and out["failure"]["step_index"] == 2, out
+        batch_id = out["batch_id"]
+
+        result, out = await call(s, "resume_batch", {"batch_id": "nope"})
+        assert result.isError and "no resumable batch" in out["errors"][0]["message"]
+
+        result, out = await call(s, "resume_batch", {
+            "batch_id": batch_id,
+            "fix_steps": [{"keyword": "Set Suite Variable", "arguments": ["\\${missing}", "ok"]}],
+        })
+        assert not result.isError, out
+        assert out["status"] == "PASS"
+        assert [st["keyword"] for st in out["steps"]] == ["Set Suite Variable", "Should Be Equal", "Catenate"]
+        assert out["steps"][2]["return_value"] == "a ok"
+        assert out["session_id"] == "res"
+
+        # Finished: a second resume is refused.
+        result, out = await call(s, "resume_batch", {"batch_id": batch_id})
+        assert result.isError and "no resumable batch" in out["errors"][0]["message"]
+
+
+async def test_execute_step():
+    async with stdio_session() as s:
+        result, out = await call(s, "execute_step", {"session_id": "one", "keyword": "Evaluate", "arguments": ["1 + 2"], "assign_to": "three"})
+        assert not result.isError and out["status"] == "PASS", out
+        assert out["steps"][0]["return_value"] == 3 and out["steps_total"] == 1
+        result, out = await call(s, "execute_step", {"session_id": "one", "keyword": "Should Be Equal As Integers", "arguments": ["${three}", "4"]})
+        assert result.isError and out["status"] == "FAIL"
+        assert out["failure"]["error"] == "failed: 3 != 4"
+        result, out = await call(s, "execute_step", {"session_id": "one", "keyword": "Sleep", "arguments": ["5s"], "timeout": "200ms"})
+        assert out["status"] == "TIMEOUT"
