@@ -78,14 +78,15 @@ class Tenant:
 
 
 def host_config(args: argparse.Namespace, cache_dir: Path) -> str:
-    """stephost.toml for the run: enough pool slots and sessions for every client."""
-    sessions = args.clients + args.attacker_concurrency * 4 + 16
+    """stephost.toml for the run: enough pool slots and sessions for every client of
+    both phases (sessions outlive their MCP connections until reaped) and the attacker."""
+    sessions = 2 * args.clients + args.attacker_concurrency * 4 + 16
     return f"""
 [limits]
 max_step_timeout_ms = {max(ATTACKER_STEP_TIMEOUT_MS, 30000)}
 
 [engine]
-max_instances = {sessions + 32}
+max_instances = {sessions + 64}
 max_memory_mib = 256
 cache_dir = "{cache_dir}"
 

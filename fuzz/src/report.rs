@@ -26,6 +26,9 @@ const STEP_STATUSES: [StepStatus; 4] = [
     StepStatus::TimedOut,
     StepStatus::Cancelled,
 ];
+/// Largest step index a report may carry: the largest `max_steps_per_batch` a
+/// config can reasonably set.
+const MAX_STEP_INDEX: usize = 1_000_000;
 const LEVELS: [&str; 5] = ["trace", "debug", "info", "warn", "error"];
 const CODES: [&str; 9] = [
     "busy",
@@ -108,8 +111,10 @@ fn step(u: &mut Unstructured<'_>, index: usize, plugins: &[&str]) -> Result<Step
         });
     }
     Ok(StepReport {
+        // The engine numbers executed steps below the batch's step count, which
+        // the limits bound; an index near usize::MAX is not a report it makes.
         index: if u.ratio(1, 16)? {
-            u.arbitrary()?
+            u.int_in_range(0..=MAX_STEP_INDEX)?
         } else {
             index
         },
