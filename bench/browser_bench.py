@@ -81,6 +81,7 @@ def serve_site():
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), partial(Quiet, directory=str(root)))
+    server.root = root
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, f"http://127.0.0.1:{server.server_address[1]}"
 
@@ -292,6 +293,7 @@ async def main():
     opts = parser.parse_args()
 
     server, site = serve_site()
+    playwright_dir = tempfile.mkdtemp(prefix="browser-bench-playwright-")
     env = dict(os.environ, STEPHOST_LOG="warn")
     stephost = StdioServerParameters(command=opts.stephost, args=["serve"], env=env)
     playwright = StdioServerParameters(
@@ -300,6 +302,9 @@ async def main():
         # (stephost passes the same flag).
         args=["-y", PLAYWRIGHT_MCP, "--headless", "--no-sandbox", "--executable-path", "/usr/bin/chromium"],
         env=dict(os.environ),
+        # It writes a snapshot file and a console log per call into its working
+        # directory (its default): keep them out of the repository.
+        cwd=playwright_dir,
     )
     times = {"batch": [], "single": [], "floor": [], "playwright": []}
     async with contextlib.AsyncExitStack() as stack:
@@ -333,6 +338,8 @@ async def main():
             print(f"run {run + 1}/{opts.warmup + opts.runs}" + (" (warm-up)" if run < opts.warmup else ""), file=sys.stderr)
 
     server.shutdown()
+    shutil.rmtree(server.root, ignore_errors=True)
+    shutil.rmtree(playwright_dir, ignore_errors=True)
     calls = {"batch": "1 MCP call", "single": "10 MCP calls", "floor": "15 WebDriver requests", "playwright": "10 MCP calls"}
     rows = [summarize(m, t, calls[m]) for m, t in times.items() if t]
     floor_ms = next(r["median_ms"] for r in rows if r["mode"] == "floor")

@@ -8,7 +8,6 @@ from crates.io for the Firefox tests); scripts/test.sh installs them.
 
 import base64
 import contextlib
-import os
 import shutil
 import struct
 import threading
@@ -78,21 +77,24 @@ def firefox_available():
 
 
 class Session:
-    """An MCP client session whose calls all name one stephost session, so single
-    tools and batches share its browser."""
+    """An MCP client session; with a session_id every call names that stephost
+    session, without one they use the connection's. Either way single tools and
+    batches share one browser."""
 
-    def __init__(self, client, session_id):
+    def __init__(self, client, session_id=None):
         self.client = client
         self.session_id = session_id
 
     async def call_tool(self, tool, args):
-        return await self.client.call_tool(tool, {**args, "session_id": self.session_id})
+        if self.session_id is not None:
+            args = {**args, "session_id": self.session_id}
+        return await self.client.call_tool(tool, args)
 
 
 @contextlib.asynccontextmanager
-async def browser_session(browser=None):
+async def browser_session(browser=None, session_id=None):
     async with stdio_session(*host_args(browser)) as client:
-        yield Session(client, f"browser-test-{os.getpid()}-{id(client)}")
+        yield Session(client, session_id)
 
 
 async def call(session, tool, args, ok=True):
@@ -273,7 +275,7 @@ async def test_dialogs_block_the_page_until_answered(site):
 
 
 async def test_screenshot_is_a_png_of_the_page_size(site):
-    async with browser_session() as session:
+    async with browser_session(session_id="shots") as session:
         await call(session, "navigate", {"tabId": 1, "url": f"{site}/form.html"})
         result = await session.call_tool("computer", {"tabId": 1, "action": "screenshot"})
         assert result.isError is False, result.structuredContent
