@@ -42,3 +42,14 @@ pub(crate) fn step(verb: &str, input: Value) -> Value {
 pub(crate) fn to_json(report: &Report) -> Value {
     serde_json::to_value(report).expect("report serializes")
 }
+
+/// A folder holding only the nettest component (outbound HTTP, not built in),
+/// for loading with `plugins.dirs`.
+pub(crate) fn nettest_dir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let wasm = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../plugins/target/wasm32-wasip2/release/nettest.wasm");
+    std::fs::copy(&wasm, dir.path().join("nettest.wasm"))
+        .expect("nettest component is built by host/build.rs");
+    dir
+}

@@ -2,7 +2,8 @@
 //! and reaches only the destinations its grant lists. Refusals happen in the host
 //! before any connection is made.
 
-use std::path::PathBuf;
+mod common;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -12,16 +13,6 @@ use stephost::capabilities::Grant;
 use stephost::config::Config;
 use stephost::{BatchOptions, Host};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
-/// A folder holding only the nettest component.
-fn nettest_dir() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let wasm = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../plugins/target/wasm32-wasip2/release/nettest.wasm");
-    std::fs::copy(&wasm, dir.path().join("nettest.wasm"))
-        .expect("nettest component is built by host/build.rs");
-    dir
-}
 
 fn config(dir: &tempfile::TempDir, http: &[&str]) -> Config {
     let mut config = Config::default();
@@ -73,7 +64,7 @@ async fn get(host: &Host, url: String) -> stephost::batch::Report {
 
 #[tokio::test]
 async fn a_plugin_importing_ungranted_http_does_not_load() {
-    let dir = nettest_dir();
+    let dir = common::nettest_dir();
     let err = match Host::start(config(&dir, &[])).await {
         Ok(_) => panic!("nettest must not load without the http grant"),
         Err(e) => format!("{e:#}"),
@@ -87,7 +78,7 @@ async fn a_plugin_importing_ungranted_http_does_not_load() {
 async fn granted_destinations_are_reached_and_others_refused_before_connecting() {
     let (allowed, allowed_hits) = server("hello").await;
     let (other, other_hits) = server("secret").await;
-    let dir = nettest_dir();
+    let dir = common::nettest_dir();
     let allow = format!("127.0.0.1:{allowed}");
     let host = Host::start(config(&dir, &[&allow]))
         .await
@@ -134,7 +125,7 @@ async fn granted_destinations_are_reached_and_others_refused_before_connecting()
 #[tokio::test]
 async fn loopback_grants_cover_every_loopback_name() {
     let (port, hits) = server("lo").await;
-    let dir = nettest_dir();
+    let dir = common::nettest_dir();
     let host = Host::start(config(&dir, &["loopback:*"]))
         .await
         .expect("host starts");

@@ -1,7 +1,8 @@
 //! Tenants: isolation of sessions, per-tenant plugins and grants, and every
 //! quota enforced with an error that names the limit and its value.
 
-use std::path::PathBuf;
+mod common;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -320,18 +321,9 @@ async fn rate_and_session_limits_are_named() {
     );
 }
 
-fn nettest_dir() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let wasm = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../plugins/target/wasm32-wasip2/release/nettest.wasm");
-    std::fs::copy(&wasm, dir.path().join("nettest.wasm"))
-        .expect("nettest is built by host/build.rs");
-    dir
-}
-
 #[tokio::test]
 async fn tenant_grants_narrow_the_hosts_and_never_widen_them() {
-    let dir = nettest_dir();
+    let dir = common::nettest_dir();
     let mut narrow = tenant("narrow", &["*"], TenantLimits::default());
     narrow.grants.insert(
         "nettest".into(),
