@@ -10,6 +10,8 @@
 #   FUZZ_TOOLCHAIN   `nightly` or `pinned` (default: nightly when it can build the
 #                    wasm32-wasip2 plugins, else pinned; see below)
 #   FUZZ_JOBS        parallel fuzzing processes per target (default 1)
+#   FUZZ_SANITIZER   cargo-fuzz sanitizer: address (default) or none (faster
+#                    cold build; what CI uses)
 #
 # Toolchain: cargo-fuzz needs nightly features (-Zsanitizer=address). The host's
 # build script also builds the plugins for wasm32-wasip2 with the same toolchain,
@@ -27,6 +29,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root/fuzz"
 seconds=${FUZZ_SECONDS:-20}
 jobs=${FUZZ_JOBS:-1}
+sanitizer=(--sanitizer "${FUZZ_SANITIZER:-address}")
 parallel=()
 if [[ "$jobs" -gt 1 ]]; then
   # libFuzzer writes each worker's output to fuzz-<n>.log in the current folder.
@@ -57,7 +60,7 @@ case "$toolchain" in
     ;;
   *) echo "FUZZ_TOOLCHAIN must be nightly or pinned, not '$toolchain'" >&2; exit 2 ;;
 esac
-echo "fuzz: toolchain $toolchain ($("${cargo[@]}" --version)), ${seconds}s per target" >&2
+echo "fuzz: toolchain $toolchain ($("${cargo[@]}" --version)), sanitizer ${FUZZ_SANITIZER:-address}, ${seconds}s per target" >&2
 
 if ! "${cargo[@]}" fuzz --version >/dev/null 2>&1; then
   echo "fuzz: installing cargo-fuzz" >&2
@@ -71,7 +74,7 @@ else
 fi
 
 # One build for every target (the first one under the sanitizer takes a while).
-"${cargo[@]}" fuzz build
+"${cargo[@]}" fuzz build "${sanitizer[@]}"
 
 failed=()
 for target in "${targets[@]}"; do
@@ -79,7 +82,7 @@ for target in "${targets[@]}"; do
   # Saved crash inputs first: each must now pass.
   if compgen -G "regressions/$target/*" >/dev/null; then
     echo "fuzz: $target: replaying regressions/$target" >&2
-    if ! "${cargo[@]}" fuzz run "$target" regressions/"$target"/* -- -runs=1 >"/tmp/fuzz-$target-regressions.log" 2>&1; then
+    if ! "${cargo[@]}" fuzz run "${sanitizer[@]}" "$target" regressions/"$target"/* -- -runs=1 >"/tmp/fuzz-$target-regressions.log" 2>&1; then
       echo "fuzz: $target: a saved regression input fails again; see /tmp/fuzz-$target-regressions.log" >&2
       failed+=("$target (regression)")
       continue
@@ -87,7 +90,7 @@ for target in "${targets[@]}"; do
   fi
   echo "fuzz: $target: ${seconds}s" >&2
   log="/tmp/fuzz-$target.log"
-  if "${cargo[@]}" fuzz run "$target" "corpus/$target" "seeds/$target" -- \
+  if "${cargo[@]}" fuzz run "${sanitizer[@]}" "$target" "corpus/$target" "seeds/$target" -- \
       -max_total_time="$seconds" -timeout=30 -rss_limit_mb=4096 -dict=batch.dict \
       "${parallel[@]}" -print_final_stats=1 >"$log" 2>&1; then
     grep -E "^stat::number_of_executed_units|^Done [0-9]+ runs" "$log" | tail -1 | sed "s/^/fuzz: $target: /" >&2 || true

@@ -71,4 +71,16 @@ if ls tests/e2e/test_*.py >/dev/null 2>&1; then
   say "end-to-end tests (pytest)"
   STEPHOST_BIN=$root/target/release/stephost "$venv/bin/python" -m pytest -q tests/e2e
 fi
+# The load test at CI size: concurrent MCP clients of several tenants plus an
+# attacker tenant; it exits non-zero on any lost or mixed-up result.
+say "load test (bench/load_test.py --small)"
+STEPHOST_BIN=$root/target/release/stephost "$venv/bin/python" bench/load_test.py --small
+# Bounded fuzzing: every cargo-fuzz target, its saved regressions first. CI runs
+# without AddressSanitizer (the host is safe Rust; ASan doubles a cold build that
+# already takes most of the time) and for a few seconds per target; longer runs
+# with ASan are in fuzz/README.md. STEPHOST_SKIP_FUZZ=1 leaves it out locally.
+if [ "${STEPHOST_SKIP_FUZZ:-0}" != 1 ]; then
+  say "bounded fuzzing (scripts/fuzz.sh)"
+  FUZZ_SANITIZER=${FUZZ_SANITIZER:-none} FUZZ_SECONDS=${FUZZ_SECONDS:-15} scripts/fuzz.sh
+fi
 say "all tests passed"

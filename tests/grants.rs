@@ -164,3 +164,54 @@ async fn the_desktop_plugin_loads_only_with_the_desktop_grant() {
     assert!(err.contains("imports `stephost:plugin/"), "{err}");
     assert!(err.contains("`desktop` grant"), "{err}");
 }
+
+#[tokio::test]
+async fn a_loopback_grant_cannot_reach_the_hosts_own_mcp_server() {
+    let (port, hits) = server("lo").await;
+    let dir = common::nettest_dir();
+    let host = Host::start(config(&dir, &["loopback:*"]))
+        .await
+        .expect("host starts");
+    let free = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("free port");
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    let serving = tokio::spawn(stephost::mcp::serve_http(
+        host.clone(),
+        free,
+        shutdown.clone(),
+    ));
+    // Wait until it listens.
+    for _ in 0..100 {
+        if tokio::net::TcpStream::connect(free).await.is_ok() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    for url in [
+        format!("http://127.0.0.1:{}/healthz", free.port()),
+        format!("http://localhost:{}/mcp", free.port()),
+        format!("http://[::1]:{}/metrics", free.port()),
+    ] {
+        let refused = get(&host, url.clone()).await;
+        let error = refused.steps[0].error.as_ref().expect("refused");
+        assert_eq!(error.code, "denied", "{url}: {error:?}");
+        assert!(
+            refused.steps[0]
+                .notes
+                .iter()
+                .any(|n| n.contains("an address of the host itself")),
+            "{url}: {:?}",
+            refused.steps[0].notes
+        );
+    }
+    let ok = get(&host, format!("http://127.0.0.1:{port}/")).await;
+    assert_eq!(
+        ok.status,
+        BatchStatus::Passed,
+        "other loopback ports stay open: {ok:#?}"
+    );
+    assert_eq!(hits.load(Ordering::SeqCst), 1);
+    shutdown.cancel();
+    let _ = serving.await;
+}

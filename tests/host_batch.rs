@@ -590,3 +590,192 @@ async fn a_name_whose_assigning_step_failed_never_reads_an_older_value() {
         error.message
     );
 }
+
+#[tokio::test]
+async fn recovery_runs_the_plugins_strategies_between_runs() {
+    let host = host().await;
+    let details = json!({
+        "classification": "stuck",
+        "recovery": [
+            {"name": "bump", "tier": 2, "description": "count once",
+             "actions": [{"verb": "count", "input": {}}]},
+            {"name": "local", "tier": 1, "actions": [{"verb": "echo", "input": {"value": 1}}]},
+            {"name": "broken", "tier": 2, "actions": [{"verb": "no-such-verb", "input": {}}]},
+            {"tier": 2, "actions": []},
+        ]
+    });
+    let report = run(
+        &host,
+        Some("recover"),
+        json!({"steps": [
+            {"plugin": "testkit", "verb": "fail", "input": {"details": details},
+             "retry": {"attempts": 4, "on": ["failed"], "recover": true}},
+            step("count", json!({})),
+        ], "on_failure": "continue"}),
+    )
+    .await;
+    let step0 = &report.steps[0];
+    assert_eq!(step0.attempts, 4, "{step0:#?}");
+    let rounds: Vec<(u8, &str)> = step0
+        .recovery
+        .iter()
+        .map(|r| (r.tier, r.strategy.as_str()))
+        .collect();
+    assert_eq!(
+        rounds,
+        [(1, "local"), (2, "bump"), (2, "broken")],
+        "tier 1 first, then tier 2 in the plugin's order"
+    );
+    assert_eq!(step0.recovery[1].actions[0].status, "passed");
+    let broken = &step0.recovery[2].actions[0];
+    assert_eq!(broken.status, "failed");
+    assert!(
+        broken
+            .error
+            .as_deref()
+            .unwrap_or("")
+            .contains("no verb `no-such-verb`"),
+        "{broken:?}"
+    );
+    assert!(
+        step0.recovery[0].notes[0].contains("recovery[3]"),
+        "malformed entries are noted: {:?}",
+        step0.recovery[0].notes
+    );
+    assert_eq!(step0.recovery[0].classification.as_deref(), Some("stuck"));
+    assert!(step0.recovery.iter().all(|r| r.wait_ms > 0.0));
+    assert_eq!(
+        report.steps[1].value,
+        Some(json!(2)),
+        "the `bump` action really ran in the same instance"
+    );
+
+    // Without `recover` the same failure is only re-run.
+    let plain = run(
+        &host,
+        None,
+        json!({"steps": [{"plugin": "testkit", "verb": "fail", "input": {"details": details},
+                          "retry": {"attempts": 2, "on": ["failed"]}}]}),
+    )
+    .await;
+    assert!(plain.steps[0].recovery.is_empty());
+    assert_eq!(plain.steps[0].attempts, 2);
+}
+
+#[tokio::test]
+async fn retry_recover_must_be_a_boolean() {
+    let host = host().await;
+    let report = run(
+        &host,
+        None,
+        json!({"steps": [{"plugin": "testkit", "verb": "echo", "input": {"value": 1},
+                          "retry": {"attempts": 2, "recover": "yes"}}]}),
+    )
+    .await;
+    assert_eq!(report.status, BatchStatus::Invalid, "{report:#?}");
+    assert!(
+        report
+            .errors
+            .iter()
+            .any(|e| e.to_string().contains("retry.recover")),
+        "{:?}",
+        report.errors
+    );
+}
+
+/// Regression for the fuzz finding in fuzz/regressions/batch_plan/empty-unknown-key.json:
+/// an unknown key that is empty (or not a plain name) was reported with an empty field.
+#[tokio::test]
+async fn odd_unknown_keys_are_named_quoted() {
+    let host = host().await;
+    let report = run(
+        &host,
+        None,
+        json!({"steps": [{"plugin": "testkit", "verb": "count", "": 1, "a b": 2}], "": 0}),
+    )
+    .await;
+    assert_eq!(report.status, BatchStatus::Invalid);
+    let errors: Vec<String> = report.errors.iter().map(ToString::to_string).collect();
+    assert!(errors.iter().all(|e| !e.starts_with(':')), "{errors:#?}");
+    let has = |needle: &str| errors.iter().any(|e| e.contains(needle));
+    assert!(has("[\"\"]: unknown field"), "{errors:#?}");
+    assert!(has("steps[0][\"\"]: unknown field"), "{errors:#?}");
+    assert!(has("steps[0][\"a b\"]: unknown field"), "{errors:#?}");
+}
+
+#[tokio::test]
+async fn result_report_and_session_sizes_are_capped_by_name() {
+    let host = common::host_with(|c| {
+        // echo returns its value and the same text as content: ~4 KB per step.
+        c.limits.max_result_bytes = 6_000;
+        c.limits.max_report_bytes = 9_000;
+        c.limits.max_session_vars_bytes = 3_000;
+    })
+    .await;
+    let big = "x".repeat(2_000);
+    let huge = "y".repeat(4_000);
+    assert!(huge.len() * 2 > 6_000);
+
+    let report = run(
+        &host,
+        None,
+        json!({"steps": [step("echo", json!({"value": huge}))]}),
+    )
+    .await;
+    let error = report.steps[0].error.as_ref().expect("fails");
+    assert_eq!(error.code, "result-too-large", "{error:?}");
+    assert!(
+        error.message.contains("limits.max_result_bytes = 6000"),
+        "{error:?}"
+    );
+    assert!(report.steps[0].value.is_none());
+
+    let report = run(
+        &host,
+        None,
+        json!({"steps": [
+            step("echo", json!({"value": big})),
+            step("echo", json!({"value": "${STEP_1}"})),
+            step("count", json!({})),
+        ]}),
+    )
+    .await;
+    assert_eq!(report.status, BatchStatus::Failed, "{report:#?}");
+    assert_eq!(report.steps[0].status, StepStatus::Passed);
+    let error = report.steps[1].error.as_ref().expect("fails");
+    assert_eq!(error.code, "report-too-large");
+    assert!(
+        error.message.contains("limits.max_report_bytes = 9000"),
+        "{error:?}"
+    );
+    assert!(report.steps[1].value.is_none() && report.steps[1].input.is_none());
+    assert_eq!(
+        report.steps_executed, 2,
+        "the batch stops at the capped step"
+    );
+
+    let vars = |name: &str, value: &str| json!({"steps": [{"plugin": "testkit", "verb": "echo", "input": {"value": value}, "assign_to": name}]});
+    let first = run(&host, Some("s"), vars("a", &big)).await;
+    assert_eq!(first.status, BatchStatus::Passed, "{first:#?}");
+    let second = run(&host, Some("s"), vars("b", &big)).await;
+    let error = second.steps[0].error.as_ref().expect("fails");
+    assert_eq!(error.code, "session-vars-too-large", "{error:?}");
+    assert!(
+        error.message.contains("`b`") && error.message.contains("3000"),
+        "{error:?}"
+    );
+    // Replacing `a` frees its old size; `b` was never set.
+    let again = run(&host, Some("s"), vars("a", &big)).await;
+    assert_eq!(again.status, BatchStatus::Passed, "{:?}", again.steps[0].error);
+    let read = run(
+        &host,
+        Some("s"),
+        json!({"steps": [step("echo", json!({"value": "${b}"}))]}),
+    )
+    .await;
+    assert_eq!(
+        read.status,
+        BatchStatus::Invalid,
+        "`b` does not exist: {read:#?}"
+    );
+}

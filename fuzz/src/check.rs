@@ -111,15 +111,9 @@ fn rejected(problems: &[Problem], steps: Option<usize>) {
         if let (Some(step), Some(steps)) = (p.step, steps) {
             assert!(step < steps, "problem at step {step} of {steps}: {p}");
         }
-        // Known finding (fuzz/regressions/batch_plan/empty-unknown-key.json): an
-        // unknown key that is the empty string is reported with an empty `field`
-        // (": unknown field ..."). Allowed here until the planner names such keys,
-        // so the fuzzer can look past it; drop the exemption with the fix.
-        let known_empty_key = p.field.is_empty() && p.message.starts_with("unknown field");
-        assert!(
-            !p.field.is_empty() || known_empty_key,
-            "every problem names a field: {p}"
-        );
+        // Regression (fuzz/regressions/batch_plan/empty-unknown-key.json): an
+        // empty unknown key was once reported with an empty `field`.
+        assert!(!p.field.is_empty(), "every problem names a field: {p}");
         let _ = p.to_string();
     }
     let report = Report::invalid("b-fuzz".into(), None, steps.unwrap_or(0), problems.to_vec());

@@ -101,6 +101,14 @@ pub struct Limits {
     pub max_attempts: u32,
     /// Most log lines kept per step in the report.
     pub max_log_lines_per_step: usize,
+    /// Largest result one step may return: its value as JSON text plus its text
+    /// and image content, in bytes.
+    pub max_result_bytes: u64,
+    /// Largest total of results (and resolved inputs) one batch report may hold,
+    /// in bytes. The step that would pass it fails and the batch stops there.
+    pub max_report_bytes: u64,
+    /// Largest total of `assign_to` variables one session may hold, in bytes.
+    pub max_session_vars_bytes: u64,
 }
 
 impl Default for Limits {
@@ -115,6 +123,9 @@ impl Default for Limits {
             max_steps_per_batch: 1_000,
             max_attempts: 10,
             max_log_lines_per_step: 200,
+            max_result_bytes: 16 * MIB,
+            max_report_bytes: 64 * MIB,
+            max_session_vars_bytes: 64 * MIB,
         }
     }
 }

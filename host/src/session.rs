@@ -19,6 +19,8 @@ use crate::plugins::PluginInstance;
 pub struct SessionState {
     /// Variables set with `assign_to`, visible to later batches.
     pub vars: BTreeMap<String, Value>,
+    /// JSON size of each variable in `vars`, for `limits.max_session_vars_bytes`.
+    pub var_bytes: BTreeMap<String, u64>,
     /// Live plugin instances, by plugin name.
     pub instances: HashMap<String, PluginInstance>,
 }

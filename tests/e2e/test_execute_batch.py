@@ -136,7 +136,10 @@ async def test_recover_retries_and_logs_attempts():
         step = out["steps"][1]
         assert step["status"] == "RECOVERED" and step["attempts"] == 2
         assert len(step["recovery_log"]) == 1
-        assert "not ready yet" in step["recovery_log"][0]["note"]
+        round1 = step["recovery_log"][0]
+        assert "not ready yet" in round1["error"]
+        assert round1["tier"] == 1 and round1["strategy"] == "wait_and_retry"
+        assert round1["after_attempt"] == 1 and round1["wait_ms"] > 0
 
         # on_failure stop: the same flakiness is a failure.
         _, out = await call(s, "execute_batch", {

@@ -2,6 +2,7 @@
 //! time, retry) -> report.
 
 pub mod plan;
+pub mod recover;
 pub mod report;
 pub mod run;
 pub mod vars;

@@ -36,6 +36,9 @@ pub struct RetryPolicy {
     /// Whether `on` was written by the caller. Only then may an acting verb whose
     /// input may have fired be re-run.
     pub explicit: bool,
+    /// Whether to run recovery between runs: the strategies the plugin proposes in
+    /// its failure (see [`super::recover`]), on top of the backoff wait.
+    pub recover: bool,
 }
 
 impl RetryPolicy {
@@ -49,6 +52,7 @@ impl RetryPolicy {
             attempts: 1,
             on: Vec::new(),
             explicit: false,
+            recover: false,
         }
     }
 }
@@ -166,7 +170,7 @@ pub fn plan(request: &Value, ctx: &PlanContext<'_>) -> Result<Plan, Vec<Problem>
     for key in obj.keys() {
         if !BATCH_FIELDS.contains(&key.as_str()) {
             problems.top(
-                key,
+                &key_field(key),
                 format!(
                     "unknown field (expected one of: {})",
                     BATCH_FIELDS.join(", ")
@@ -268,6 +272,8 @@ impl Problems {
     ) {
         let field = if field.is_empty() {
             format!("steps[{index}]")
+        } else if field.starts_with('[') {
+            format!("steps[{index}]{field}")
         } else {
             format!("steps[{index}].{field}")
         };
@@ -277,6 +283,22 @@ impl Problems {
             field,
             message: message.into(),
         });
+    }
+}
+
+/// How an unknown key is named in a problem: as written when it reads as a
+/// field name, else quoted (`[""]`, `["a b"]`), so an empty or odd key is still
+/// visible in the message.
+fn key_field(key: &str) -> String {
+    let plain = key
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if plain {
+        key.to_owned()
+    } else {
+        format!("[{}]", Value::String(key.to_owned()))
     }
 }
 
@@ -338,7 +360,7 @@ fn plan_step(
             problems.step(
                 index,
                 &label,
-                key,
+                &key_field(key),
                 format!(
                     "unknown field (expected one of: {})",
                     STEP_FIELDS.join(", ")
@@ -573,19 +595,37 @@ fn parse_retry(
         return RetryPolicy::once();
     };
     let Some(obj) = value.as_object() else {
-        problems.step(index, label, "retry", "must be an object {attempts, on}");
+        problems.step(
+            index,
+            label,
+            "retry",
+            "must be an object {attempts, on, recover}",
+        );
         return RetryPolicy::once();
     };
     for key in obj.keys() {
-        if key != "attempts" && key != "on" {
+        if !matches!(key.as_str(), "attempts" | "on" | "recover") {
             problems.step(
                 index,
                 label,
                 &format!("retry.{key}"),
-                "unknown field (expected attempts, on)",
+                "unknown field (expected attempts, on, recover)",
             );
         }
     }
+    let recover = match obj.get("recover") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(other) => {
+            problems.step(
+                index,
+                label,
+                "retry.recover",
+                format!("must be true or false, got {other}"),
+            );
+            false
+        }
+    };
     let attempts = match obj.get("attempts").map(Value::as_u64) {
         None => 1,
         Some(Some(n)) if n >= 1 && n <= u64::from(limits.max_attempts) => n as u32,
@@ -640,6 +680,7 @@ fn parse_retry(
         attempts,
         on,
         explicit,
+        recover,
     }
 }
 

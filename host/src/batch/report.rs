@@ -117,6 +117,9 @@ pub struct StepReport {
     /// What the plugin logged.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub logs: Vec<LogLine>,
+    /// Recovery rounds between runs, when the step's retry asked to recover.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub recovery: Vec<super::recover::Round>,
     /// Things the caller should know: retries, instance resets, dropped logs.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,

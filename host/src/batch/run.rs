@@ -2,6 +2,7 @@
 //! budget)`, results chained into later steps, retries, and the report.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -9,13 +10,14 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
 use super::plan::{OnFailure, Plan, PlannedStep};
+use super::recover::{ActionRecord, Proposal, Round};
 use super::report::{BatchStatus, ContentItem, Report, StepError, StepReport, StepStatus};
 use super::vars::{self, Lookup, Scope};
 use crate::config::Limits;
 use crate::plugins::bindings::exports::stephost::plugin::tool;
 use crate::plugins::bindings::stephost::plugin::types::Content;
 use crate::plugins::instance::InstantiateError;
-use crate::plugins::{CallBudget, Fault, PluginInstance};
+use crate::plugins::{CallBudget, Fault, LoadedPlugin, PluginInstance};
 use crate::session::SessionState;
 
 /// Hears about steps as they run (progress notifications, CLI progress lines).
@@ -60,6 +62,8 @@ pub async fn run(plan: &Plan, state: &mut SessionState, opts: &RunOptions<'_>) -
     // Set once a failure stops the batch: from then on only `always` steps run.
     let mut stopped_at: Option<usize> = None;
     let mut failed_assignments: BTreeMap<String, usize> = BTreeMap::new();
+    // Bytes of results and resolved inputs the report holds so far.
+    let mut report_bytes: u64 = 0;
     for step in &plan.steps {
         if stopped_at.is_some() && !step.always {
             continue;
@@ -87,7 +91,7 @@ pub async fn run(plan: &Plan, state: &mut SessionState, opts: &RunOptions<'_>) -
             plugin = step.plugin.name(),
             verb = %step.verb
         );
-        let report = run_step(
+        let (mut report, size) = run_step(
             plan,
             step,
             &results,
@@ -98,6 +102,10 @@ pub async fn run(plan: &Plan, state: &mut SessionState, opts: &RunOptions<'_>) -
         )
         .instrument(span)
         .await;
+        report_bytes = keep_within_report_cap(&mut report, size, report_bytes, opts.limits);
+        if let (Some(name), StepStatus::Passed) = (&step.assign_to, &report.status) {
+            check_session_vars_cap(&mut report, name, size.value, state, opts.limits);
+        }
         results[step.index] = Some(match (&report.status, &report.value) {
             (StepStatus::Passed, value) => Ok(value.clone().unwrap_or(Value::Null)),
             (status, _) => Err(format!(
@@ -113,6 +121,7 @@ pub async fn run(plan: &Plan, state: &mut SessionState, opts: &RunOptions<'_>) -
         if let Some(name) = &step.assign_to {
             if report.status == StepStatus::Passed {
                 failed_assignments.remove(name);
+                state.var_bytes.insert(name.clone(), size.value);
                 state
                     .vars
                     .insert(name.clone(), report.value.clone().unwrap_or(Value::Null));
@@ -201,6 +210,95 @@ fn ms(d: Duration) -> f64 {
     (d.as_secs_f64() * 1e6).round() / 1e3
 }
 
+/// What a step adds to the report and the session, in bytes.
+#[derive(Debug, Clone, Copy, Default)]
+struct StepSize {
+    /// Value, content and resolved input kept in the report.
+    kept: u64,
+    /// The value as JSON text (what `assign_to` stores).
+    value: u64,
+}
+
+fn size_error(code: &str, message: String, input_fired: bool) -> StepError {
+    StepError {
+        code: code.into(),
+        message,
+        input_fired,
+        details: None,
+    }
+}
+
+/// Applies `limits.max_report_bytes`: a step whose results would push the report
+/// past it keeps none of them and, if it passed, fails (so the batch stops
+/// there under `on_failure: stop`). Returns the new running total.
+fn keep_within_report_cap(
+    report: &mut StepReport,
+    size: StepSize,
+    so_far: u64,
+    limits: &Limits,
+) -> u64 {
+    let total = so_far.saturating_add(size.kept);
+    if total <= limits.max_report_bytes {
+        return total;
+    }
+    report.value = None;
+    report.content.clear();
+    report.input = None;
+    let message = format!(
+        "step {} would bring the batch's results to {total} bytes, past limits.max_report_bytes = {}; \
+         its result was dropped. Return less per step (a path or a summary instead of the whole data) or split the batch",
+        report.index + 1,
+        limits.max_report_bytes
+    );
+    if report.status == StepStatus::Passed {
+        report.status = StepStatus::Failed;
+        report.error = Some(size_error("report-too-large", message, true));
+    } else {
+        report.notes.push(message);
+    }
+    so_far
+}
+
+/// Applies `limits.max_session_vars_bytes` to a passed step's `assign_to`.
+fn check_session_vars_cap(
+    report: &mut StepReport,
+    name: &str,
+    value_bytes: u64,
+    state: &SessionState,
+    limits: &Limits,
+) {
+    let others: u64 = state
+        .var_bytes
+        .iter()
+        .filter(|(n, _)| n.as_str() != name)
+        .map(|(_, b)| *b)
+        .sum();
+    let total = others.saturating_add(value_bytes);
+    if total > limits.max_session_vars_bytes {
+        report.status = StepStatus::Failed;
+        report.error = Some(size_error(
+            "session-vars-too-large",
+            format!(
+                "assigning `{name}` ({value_bytes} bytes) would bring the session's variables to {total} bytes, \
+                 past limits.max_session_vars_bytes = {}; the step ran but `{name}` was not set",
+                limits.max_session_vars_bytes
+            ),
+            true,
+        ));
+    }
+}
+
+fn content_bytes(content: &[Content]) -> u64 {
+    content
+        .iter()
+        .map(|c| match c {
+            Content::Text(text) => text.len() as u64,
+            // Base64 in the report: 4 bytes per 3.
+            Content::Image(image) => (image.data.len() as u64).div_ceil(3) * 4,
+        })
+        .sum()
+}
+
 /// Resolves a step's input and checks it against the schema again.
 fn prepare_input(
     plan: &Plan,
@@ -254,8 +352,9 @@ async fn run_step(
     state: &mut SessionState,
     opts: &RunOptions<'_>,
     batch_deadline: Instant,
-) -> StepReport {
+) -> (StepReport, StepSize) {
     let started = Instant::now();
+    let mut size = StepSize::default();
     let mut report = StepReport {
         index: step.index,
         label: step.label.clone(),
@@ -269,6 +368,7 @@ async fn run_step(
         error: None,
         content: Vec::new(),
         logs: Vec::new(),
+        recovery: Vec::new(),
         notes: Vec::new(),
     };
     let input = match prepare_input(plan, step, results, failed_assignments, &state.vars) {
@@ -276,14 +376,22 @@ async fn run_step(
         Err(error) => {
             report.error = Some(error);
             report.time_ms = ms(started.elapsed());
-            return report;
+            return (report, size);
         }
     };
     let input_text = input.to_string();
     if step.has_refs {
         report.input = Some(input);
+        size.kept = input_text.len() as u64;
     }
     let plugin_name = step.plugin.name().to_owned();
+    let call = Call {
+        plugin: &step.plugin,
+        plugin_name: &plugin_name,
+        verb: &step.verb,
+        acts_on_world: step.acts_on_world,
+    };
+    let mut tried: Vec<String> = Vec::new();
     for attempt in 1..=step.retry.attempts {
         report.attempts = attempt;
         let now = Instant::now();
@@ -295,18 +403,25 @@ async fn run_step(
             fuel: opts.limits.fuel_per_step,
             cancel: opts.cancel.clone(),
         };
-        let outcome = attempt_once(
-            step,
-            &plugin_name,
-            &input_text,
-            state,
-            opts,
-            &budget,
-            &mut report,
-        )
-        .await;
+        let outcome = attempt_once(&call, &input_text, state, opts, &budget, &mut report).await;
         let error = match outcome {
             Ok(output) => {
+                let bytes = output.value.len() as u64 + content_bytes(&output.content);
+                if bytes > opts.limits.max_result_bytes {
+                    report.status = StepStatus::Failed;
+                    report.error = Some(size_error(
+                        "result-too-large",
+                        format!(
+                            "the `{}` verb returned {bytes} bytes, past limits.max_result_bytes = {}; \
+                             the result was dropped",
+                            step.verb, opts.limits.max_result_bytes
+                        ),
+                        step.acts_on_world,
+                    ));
+                    break;
+                }
+                size.kept += bytes;
+                size.value = output.value.len() as u64;
                 match output_value(&output.value) {
                     Ok(value) => {
                         report.status = StepStatus::Passed;
@@ -356,32 +471,177 @@ async fn run_step(
             "attempt {attempt} failed with `{}`: {}; retrying",
             error.code, error.message
         ));
+        let round = if step.retry.recover {
+            Some(
+                recover_round(
+                    &call,
+                    step.timeout,
+                    attempt,
+                    &error,
+                    &mut tried,
+                    state,
+                    opts,
+                    batch_deadline,
+                    &mut report,
+                )
+                .await,
+            )
+        } else {
+            None
+        };
         report.error = Some(error);
         let backoff =
             (Duration::from_millis(25) * 2u32.saturating_pow(attempt - 1)).min(MAX_BACKOFF);
+        let wait = backoff.min(batch_deadline.saturating_duration_since(Instant::now()));
         tokio::select! {
-            () = tokio::time::sleep(backoff.min(budget_left)) => {}
+            () = tokio::time::sleep(wait) => {}
             () = opts.cancel.cancelled() => {}
+        }
+        if let Some(mut round) = round {
+            round.wait_ms = ms(wait);
+            report.recovery.push(round);
+        }
+        if opts.cancel.is_cancelled() {
+            break;
         }
     }
     report.time_ms = ms(started.elapsed());
-    report
+    (report, size)
 }
 
-/// One run of a step: instance (created if needed) and call. A fault drops the
+/// What one plugin call targets: the step's own verb or a recovery action.
+struct Call<'a> {
+    plugin: &'a Arc<LoadedPlugin>,
+    plugin_name: &'a str,
+    verb: &'a str,
+    acts_on_world: bool,
+}
+
+/// One recovery round after failed run `attempt`: picks the plugin's next
+/// strategy (see [`recover`](super::recover)) and runs its actions on the same
+/// instance, each under the step timeout and what is left of the batch. The
+/// caller adds the backoff wait.
+#[allow(clippy::too_many_arguments)]
+async fn recover_round(
+    call: &Call<'_>,
+    step_timeout: Duration,
+    attempt: u32,
+    error: &StepError,
+    tried: &mut Vec<String>,
+    state: &mut SessionState,
+    opts: &RunOptions<'_>,
+    batch_deadline: Instant,
+    report: &mut StepReport,
+) -> Round {
+    let proposal = Proposal::from_details(error.details.as_ref());
+    let mut round = Round {
+        after_attempt: attempt,
+        error: format!("{}: {}", error.code, error.message),
+        classification: proposal.classification.clone(),
+        tier: 1,
+        strategy: "wait_and_retry".into(),
+        description: Some("wait (backoff), then run the step again".into()),
+        actions: Vec::new(),
+        wait_ms: 0.0,
+        notes: proposal.malformed.clone(),
+    };
+    let Some(strategy) = proposal.pick(attempt, tried) else {
+        return round;
+    };
+    tried.push(strategy.name.clone());
+    round.tier = strategy.tier;
+    round.strategy = strategy.name.clone();
+    round.description = strategy.description.clone();
+    for action in &strategy.actions {
+        let started = Instant::now();
+        let mut record = ActionRecord {
+            verb: action.verb.clone(),
+            input: action.input.clone(),
+            description: action.description.clone(),
+            status: "failed",
+            error: None,
+            time_ms: 0.0,
+        };
+        let Some(verb) = call.plugin.verb(&action.verb) else {
+            record.error = Some(format!(
+                "invalid-input: the `{}` plugin has no verb `{}`",
+                call.plugin_name, action.verb
+            ));
+            round.actions.push(record);
+            break;
+        };
+        let problems = verb.validate(&action.input);
+        if !problems.is_empty() {
+            let text: Vec<String> = problems
+                .iter()
+                .map(|(pointer, message)| format!("input{pointer}: {message}"))
+                .collect();
+            record.error = Some(format!("invalid-input: {}", text.join("; ")));
+            round.actions.push(record);
+            break;
+        }
+        if opts.cancel.is_cancelled() || Instant::now() >= batch_deadline {
+            record.error = Some("not run: the batch was cancelled or ran out of time".into());
+            round.actions.push(record);
+            break;
+        }
+        let now = Instant::now();
+        let deadline = (now + step_timeout).min(batch_deadline);
+        let budget = CallBudget {
+            deadline,
+            timeout: deadline.saturating_duration_since(now),
+            fuel: opts.limits.fuel_per_step,
+            cancel: opts.cancel.clone(),
+        };
+        let action_call = Call {
+            plugin: call.plugin,
+            plugin_name: call.plugin_name,
+            verb: &action.verb,
+            acts_on_world: verb.info.acts_on_world,
+        };
+        let outcome = attempt_once(
+            &action_call,
+            &action.input.to_string(),
+            state,
+            opts,
+            &budget,
+            report,
+        )
+        .await;
+        record.time_ms = ms(started.elapsed());
+        match outcome {
+            Ok(_) => record.status = "passed",
+            Err((_, e)) => record.error = Some(format!("{}: {}", e.code, e.message)),
+        }
+        let failed = record.status == "failed";
+        round.actions.push(record);
+        if failed {
+            // Why stop: later actions of a strategy build on earlier ones.
+            break;
+        }
+    }
+    tracing::info!(
+        attempt,
+        strategy = %round.strategy,
+        tier = round.tier,
+        "recovery round"
+    );
+    round
+}
+
+/// One run of a verb: instance (created if needed) and call. A fault drops the
 /// instance so the next use gets a fresh one.
 async fn attempt_once(
-    step: &PlannedStep,
-    plugin_name: &str,
+    call: &Call<'_>,
     input_text: &str,
     state: &mut SessionState,
     opts: &RunOptions<'_>,
     budget: &CallBudget,
     report: &mut StepReport,
 ) -> Result<tool::Output, (StepStatus, StepError)> {
-    if !state.instances.contains_key(plugin_name) {
+    if !state.instances.contains_key(call.plugin_name) {
         match PluginInstance::new(
-            step.plugin.clone(),
+            call.plugin.clone(),
             opts.limits.memory_bytes(),
             opts.limits.max_log_lines_per_step,
             budget,
@@ -389,7 +649,9 @@ async fn attempt_once(
         .await
         {
             Ok(instance) => {
-                state.instances.insert(plugin_name.to_owned(), instance);
+                state
+                    .instances
+                    .insert(call.plugin_name.to_owned(), instance);
             }
             Err(InstantiateError::PoolExhausted) => {
                 return Err((
@@ -407,7 +669,7 @@ async fn attempt_once(
             }
         }
     }
-    let Some(instance) = state.instances.get_mut(plugin_name) else {
+    let Some(instance) = state.instances.get_mut(call.plugin_name) else {
         return Err((
             StepStatus::Failed,
             StepError {
@@ -418,13 +680,20 @@ async fn attempt_once(
             },
         ));
     };
-    let outcome = instance.invoke(&step.verb, input_text, budget).await;
+    let outcome = instance.invoke(call.verb, input_text, budget).await;
     report.logs.extend(outcome.logs);
     for destination in &outcome.http_denied {
-        report.notes.push(format!(
-            "the host refused outbound HTTP to {destination}: not in the `{plugin_name}` plugin's http grant ({})",
-            step.plugin.allow_list().describe()
-        ));
+        report.notes.push(if destination.ends_with("(an address of the host itself)") {
+            format!(
+                "the host refused outbound HTTP to {destination}: the driver, browser and MCP server addresses of the host are open to no plugin grant"
+            )
+        } else {
+            format!(
+                "the host refused outbound HTTP to {destination}: not in the `{}` plugin's http grant ({})",
+                call.plugin_name,
+                call.plugin.allow_list().describe()
+            )
+        });
     }
     if outcome.logs_dropped > 0 {
         report.notes.push(format!(
@@ -436,13 +705,19 @@ async fn attempt_once(
         Ok(Ok(output)) => Ok(output),
         Ok(Err(failure)) => Err((StepStatus::Failed, failure_error(failure))),
         Err(fault) => {
-            state.instances.remove(plugin_name);
+            state.instances.remove(call.plugin_name);
             report.notes.push(format!(
-                "the `{plugin_name}` instance of this session was dropped ({}); a fresh one is created on next use, so plugin state held in it is gone",
+                "the `{}` instance of this session was dropped ({}); a fresh one is created on next use, so plugin state held in it is gone",
+                call.plugin_name,
                 fault.code()
             ));
-            tracing::info!(plugin = plugin_name, verb = %step.verb, code = fault.code(), "{fault}");
-            Err(fault_error(fault, step.acts_on_world))
+            tracing::info!(
+                plugin = call.plugin_name,
+                verb = call.verb,
+                code = fault.code(),
+                "{fault}"
+            );
+            Err(fault_error(fault, call.acts_on_world))
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Outbound HTTP (`wasi:http/outgoing-handler`), checked against the plugin's
 //! allow-list in the host before any connection is made.
 
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, RwLock};
 
 use wasmtime_wasi_http::{
@@ -151,6 +151,61 @@ impl AllowList {
     }
 }
 
+/// Addresses the host itself serves or started: the WebDriver driver, the MCP
+/// HTTP listener. No allow-list entry opens them (a `loopback:*` grant would
+/// otherwise reach the driver's session-creating endpoint, other tenants'
+/// browser sessions, or the MCP server with the host's own network position);
+/// only an instance's [`ScopedDestination`] does.
+#[derive(Debug, Clone, Default)]
+pub struct HostOwned(Arc<RwLock<Vec<SocketAddr>>>);
+
+impl HostOwned {
+    /// Marks `addr` as the host's own.
+    pub fn add(&self, addr: SocketAddr) {
+        let mut addrs = self.0.write().unwrap_or_else(|e| e.into_inner());
+        if !addrs.contains(&addr) {
+            addrs.push(addr);
+        }
+    }
+
+    /// Forgets `addr` (the driver stopped).
+    pub fn remove(&self, addr: SocketAddr) {
+        self.0
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|a| *a != addr);
+    }
+
+    /// Whether a request to `host:port` would reach one of the host's own
+    /// addresses. `host` is as written in the URI: `localhost` and loopback
+    /// literals reach anything bound to loopback or to all interfaces; another
+    /// literal reaches what is bound to it or to all interfaces of its family.
+    pub fn covers(&self, host: &str, port: u16) -> bool {
+        let host = host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_ascii_lowercase();
+        let ip = if host == "localhost" || host.ends_with(".localhost") {
+            Some(IpAddr::from([127, 0, 0, 1]))
+        } else {
+            host.parse::<IpAddr>().ok().map(|ip| ip.to_canonical())
+        };
+        let Some(ip) = ip else {
+            // A name other than localhost: see docs/security.md on DNS.
+            return false;
+        };
+        let addrs = self.0.read().unwrap_or_else(|e| e.into_inner());
+        addrs.iter().any(|owned| {
+            let owned_ip = owned.ip().to_canonical();
+            owned.port() == port
+                && (owned_ip == ip
+                    || owned_ip.is_unspecified()
+                    || (ip.is_loopback() && owned_ip.is_loopback())
+                    || ip.is_unspecified())
+        })
+    }
+}
+
 /// One destination that a single instance may reach, and only under one path
 /// prefix: the host grants a plugin instance its own WebDriver session this way
 /// (`127.0.0.1:PORT` under `/session/ID`), so it can reach neither another
@@ -195,6 +250,7 @@ impl ScopedDestination {
 /// The hooks that enforce an [`AllowList`].
 pub struct HttpGate {
     allow: AllowList,
+    host_owned: HostOwned,
     plugin: Arc<str>,
     /// Destinations this instance alone may reach, each only under its prefix.
     /// They take precedence over the allow-list: a destination listed here is
@@ -205,10 +261,12 @@ pub struct HttpGate {
 }
 
 impl HttpGate {
-    /// A gate for `plugin` with its allow-list.
-    pub fn new(plugin: Arc<str>, allow: AllowList) -> Self {
+    /// A gate for `plugin` with its allow-list; `host_owned` is refused whatever
+    /// the list says.
+    pub fn new(plugin: Arc<str>, allow: AllowList, host_owned: HostOwned) -> Self {
         Self {
             allow,
+            host_owned,
             plugin,
             scoped: Vec::new(),
             denied: Vec::new(),
@@ -232,7 +290,7 @@ impl HttpGate {
         if scopes.peek().is_some() {
             return scopes.any(|s| s.allows_path(path));
         }
-        self.allow.allows(host, port)
+        !self.host_owned.covers(host, port) && self.allow.allows(host, port)
     }
 }
 
@@ -264,6 +322,8 @@ impl WasiHttpHooks for HttpGate {
                     "{host}:{port}{} (outside this instance's own scope there)",
                     uri.path()
                 )
+            } else if self.host_owned.covers(&host, port) {
+                format!("{host}:{port} (an address of the host itself)")
             } else {
                 format!("{host}:{port}")
             };
@@ -335,7 +395,13 @@ mod tests {
 
     #[test]
     fn scoped_destinations_allow_only_their_prefix() {
-        let mut gate = HttpGate::new(Arc::from("browser"), AllowList::new(vec![p("loopback:*")]));
+        let owned = HostOwned::default();
+        owned.add("127.0.0.1:9515".parse().expect("addr"));
+        let mut gate = HttpGate::new(
+            Arc::from("browser"),
+            AllowList::new(vec![p("loopback:*")]),
+            owned,
+        );
         gate.add_scope(ScopedDestination {
             host: "127.0.0.1".into(),
             port: 9515,
@@ -359,6 +425,46 @@ mod tests {
         assert!(
             gate.allows("127.0.0.1", 8000, "/"),
             "other ports keep the allow-list"
+        );
+    }
+
+    #[test]
+    fn host_owned_addresses_stay_shut_whatever_the_grant() {
+        let owned = HostOwned::default();
+        owned.add("127.0.0.1:9515".parse().expect("addr"));
+        owned.add("0.0.0.0:8080".parse().expect("addr"));
+        owned.add("10.1.2.3:7000".parse().expect("addr"));
+        let gate = HttpGate::new(
+            Arc::from("rf"),
+            AllowList::new(vec![p("loopback:*"), p("10.1.2.3:*"), p("10.9.9.9:*")]),
+            owned.clone(),
+        );
+        for (host, port) in [
+            ("127.0.0.1", 9515),
+            ("localhost", 9515),
+            ("127.0.0.2", 9515),
+            ("[::1]", 9515),
+            ("::ffff:127.0.0.1", 9515),
+            ("127.0.0.1", 8080),
+            ("localhost", 8080),
+            ("10.1.2.3", 8080),
+            ("10.1.2.3", 7000),
+        ] {
+            assert!(!gate.allows(host, port, "/"), "{host}:{port}");
+        }
+        assert!(
+            gate.allows("127.0.0.1", 8270, "/RPC2"),
+            "other loopback ports stay open"
+        );
+        assert!(gate.allows("10.1.2.3", 7001, "/"));
+        assert!(
+            !gate.allows("10.9.9.9", 8080, "/"),
+            "a wildcard bind reaches every address of the machine; a granted literal is refused"
+        );
+        owned.remove("127.0.0.1:9515".parse().expect("addr"));
+        assert!(
+            gate.allows("127.0.0.1", 9515, "/"),
+            "a stopped driver's port frees up"
         );
     }
 

@@ -150,17 +150,23 @@ pub struct Services {
     pub desktop: std::sync::Arc<desktop::Desktop>,
     /// The browser driver: started on first use, one for the whole host.
     pub webdriver: webdriver::WebDriverService,
+    /// Addresses of the host itself (driver, browser debugger, MCP listener) that
+    /// no HTTP grant opens.
+    pub host_owned: http::HostOwned,
 }
 
 impl Services {
     /// Services for a host with `config`.
     pub fn new(config: crate::config::Config) -> Self {
         let desktop = std::sync::Arc::new(desktop::Desktop::new(&config.desktop));
-        let webdriver = webdriver::WebDriverService::new(config.browser.clone());
+        let host_owned = http::HostOwned::default();
+        let webdriver =
+            webdriver::WebDriverService::new(config.browser.clone(), host_owned.clone());
         Self {
             config,
             desktop,
             webdriver,
+            host_owned,
         }
     }
 }
@@ -222,7 +228,7 @@ impl HostState {
             logs: Vec::new(),
             max_logs,
             logs_dropped: 0,
-            http_gate: HttpGate::new(plugin.clone(), allow),
+            http_gate: HttpGate::new(plugin.clone(), allow, services.host_owned.clone()),
             plugin,
             stderr,
             http: WasiHttpCtx::new(),

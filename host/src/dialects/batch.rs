@@ -66,7 +66,8 @@ Loaded plugins and their verbs:{catalog}"
                                 "type": "object",
                                 "properties": {
                                     "attempts": {"type": "integer", "minimum": 1, "description": "Runs in all."},
-                                    "on": {"type": "array", "items": {"type": "string"}, "description": "Failure codes that trigger a re-run (default [\"world-moved\"])."}
+                                    "on": {"type": "array", "items": {"type": "string"}, "description": "Failure codes that trigger a re-run (default [\"world-moved\"])."},
+                                    "recover": {"type": "boolean", "default": false, "description": "Between runs, also run the recovery strategies the plugin proposes in its failure (tier 2), after a plain wait on the first retry (tier 1)."}
                                 },
                                 "additionalProperties": false
                             }
@@ -138,6 +139,7 @@ pub fn report_schema() -> Value {
                         },
                         "content": {"type": "array"},
                         "logs": {"type": "array"},
+                        "recovery": {"type": "array", "description": "One entry per recovery round between runs: the failure, the tier and strategy, its actions and the wait."},
                         "notes": {"type": "array", "items": {"type": "string"}}
                     }
                 }

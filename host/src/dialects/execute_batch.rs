@@ -4,11 +4,14 @@
 //!
 //! Recovery: `on_failure: "recover"` (the default) and `"retry"` both become the
 //! engine's retry policy (`max_recovery_attempts + 1` runs) with its exponential
-//! backoff between runs (tier 1: wait and retry). `recover` re-runs only RF
-//! `failed` failures, because `not-found` and `invalid-input` cannot heal by
-//! waiting and a `timeout` would just burn the budget again; `retry` also
-//! re-runs timeouts. Tier-2 recovery (running library keywords between attempts)
-//! is not implemented.
+//! backoff between runs. `recover` also turns on the engine's recovery rounds
+//! (`retry.recover`, see [`crate::batch::recover`]): tier 1 first (wait and
+//! retry, or a tier-1 strategy), then tier-2 strategies the rf plugin proposes
+//! from the session's libraries (keywords such as `Reload Page`, or remote
+//! keywords tagged `recovery`), run as keywords; each round lands in
+//! `recovery_log`. `recover` re-runs only RF `failed` failures, because
+//! `not-found` and `invalid-input` cannot heal by waiting and a `timeout` would
+//! just burn the budget again; `retry` also re-runs timeouts.
 //!
 //! A failed or timed-out `execute_batch` is remembered (session, the steps from
 //! the failure point on, the failure policy) so `resume_batch` can run them again
@@ -341,7 +344,7 @@ fn retry_for(on_failure: &str, max_recovery_attempts: u64) -> Option<Value> {
     match on_failure {
         "retry" => Some(json!({"attempts": attempts, "on": ["failed", "timeout"]})),
         // Why only `failed`: see the module docs.
-        "recover" => Some(json!({"attempts": attempts, "on": ["failed"]})),
+        "recover" => Some(json!({"attempts": attempts, "on": ["failed"], "recover": true})),
         _ => None,
     }
 }
@@ -487,14 +490,17 @@ fn render_rf(report: &Report, steps: &[Value]) -> Value {
             StepStatus::Passed => "PASS",
             _ => "FAIL",
         };
-        // Why: each retry note is one failed attempt; keep them all, also when
-        // the step ends RECOVERED.
-        let recovery_log: Vec<Value> = step
-            .notes
-            .iter()
-            .filter(|n| n.starts_with("attempt "))
-            .map(|n| json!({"action": "wait and retry (backoff)", "note": n}))
-            .collect();
+        // Why: every recovery round (or, for plain `retry`, every failed run) is
+        // kept, also when the step ends RECOVERED.
+        let recovery_log: Vec<Value> = if step.recovery.is_empty() {
+            step.notes
+                .iter()
+                .filter(|n| n.starts_with("attempt "))
+                .map(|n| json!({"strategy": "retry", "note": n}))
+                .collect()
+        } else {
+            step.recovery.iter().map(|r| json!(r)).collect()
+        };
         let error = step
             .error
             .as_ref()
@@ -638,7 +644,9 @@ impl Dialect for ExecuteBatch {
 automatic recovery to reduce API round-trips. Steps run sequentially in the session.\n\n{CHAINING}\n\n\
 on_failure: \"stop\" aborts at the first failure; \"retry\" re-runs a failed or timed-out step up to \
 max_recovery_attempts times; \"recover\" (default) re-runs a failed keyword (RF failure, not a missing keyword or \
-bad arguments) with growing waits in between. Each step's timeout (\"10s\") is enforced. The result lists every \
+bad arguments) after tiered recovery: first a short wait (tier 1), then strategies the session's libraries offer, \
+run as keywords (tier 2: e.g. Reload Page, Go Back, or remote keywords tagged `recovery`); every round is in \
+recovery_log. Each step's timeout (\"10s\") is enforced. The result lists every \
 step (never-started ones as SKIPPED), and on failure a batch_id that resume_batch can continue from."
         )
     }

@@ -65,6 +65,9 @@ pub async fn serve_http(
         .await
         .with_context(|| format!("cannot listen on {addr}"))?;
     let local = listener.local_addr().context("no local address")?;
+    // A plugin with a loopback grant must not call this server (or /metrics)
+    // from the host's own network position.
+    host.registry().services().host_owned.add(local);
     let mut allowed_hosts = vec![
         "localhost".to_owned(),
         "127.0.0.1".to_owned(),

@@ -278,6 +278,11 @@ pub struct Registry {
 }
 
 impl Registry {
+    /// Host-wide services the plugins' capabilities share.
+    pub(crate) fn services(&self) -> &Arc<Services> {
+        &self.services
+    }
+
     /// An empty registry; `grants` says what each plugin, by name, may use beyond
     /// the basics.
     pub fn new(

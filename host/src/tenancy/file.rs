@@ -57,6 +57,12 @@ pub struct TenantLimits {
     pub max_batch_timeout_ms: Option<u64>,
     /// Most steps per batch.
     pub max_steps_per_batch: Option<usize>,
+    /// Largest result of one step, in bytes.
+    pub max_result_bytes: Option<u64>,
+    /// Largest total of results in one batch report, in bytes.
+    pub max_report_bytes: Option<u64>,
+    /// Largest total of a session's `assign_to` variables, in bytes.
+    pub max_session_vars_bytes: Option<u64>,
     /// Batches running at once.
     pub max_concurrent_batches: Option<usize>,
     /// Live sessions.

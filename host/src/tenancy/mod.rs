@@ -138,6 +138,10 @@ fn tenant(config: &Config, base: &Registry, t: &TenantConfig) -> Tenant {
     limits.fuel_per_step = cap(t.limits.fuel_per_step, host.fuel_per_step);
     limits.max_step_timeout_ms = cap(t.limits.max_step_timeout_ms, host.max_step_timeout_ms);
     limits.max_batch_timeout_ms = cap(t.limits.max_batch_timeout_ms, host.max_batch_timeout_ms);
+    limits.max_result_bytes = cap(t.limits.max_result_bytes, host.max_result_bytes);
+    limits.max_report_bytes = cap(t.limits.max_report_bytes, host.max_report_bytes);
+    limits.max_session_vars_bytes =
+        cap(t.limits.max_session_vars_bytes, host.max_session_vars_bytes);
     limits.step_timeout_ms = limits.step_timeout_ms.min(limits.max_step_timeout_ms);
     limits.batch_timeout_ms = limits.batch_timeout_ms.min(limits.max_batch_timeout_ms);
     limits.max_steps_per_batch = t

@@ -11,7 +11,8 @@
 //! Layout: [`plugin`] holds the verbs; [`engine`] the session, keyword lookup and
 //! execution; [`keywords`] the libraries; [`variables`], [`args`], [`expr`] RF's variable
 //! syntax, argument handling and the safe expression evaluator; [`remote`] the XML-RPC
-//! client. This file only binds the verbs to the WIT interface.
+//! client; [`recovery`] the recovery strategies a failed keyword proposes. This file
+//! only binds the verbs to the WIT interface.
 
 pub mod args;
 pub mod engine;
@@ -23,6 +24,7 @@ pub mod plugin;
 pub mod pyfmt;
 pub mod pynum;
 pub mod pystr;
+pub mod recovery;
 pub mod regexp;
 pub mod remote;
 pub mod timefmt;

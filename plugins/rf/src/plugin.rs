@@ -3,7 +3,9 @@
 //! - `run_keyword` runs one keyword: `{keyword, args?, assign?, timeout_ms?}`. The value
 //!   is the keyword's return value as JSON; the content is its log. Failures carry RF's
 //!   message and a code: `failed`, `not-found` (no such keyword; nothing ran) or
-//!   `invalid-input` (wrong arguments; nothing ran).
+//!   `invalid-input` (wrong arguments; nothing ran). A `failed` failure's details also
+//!   carry the error's `classification` and the `recovery` strategies that can run in
+//!   this session (see [`crate::recovery`]).
 //! - `keywords` lists keywords with argument specs and one-line docs, remote ones
 //!   included: `{filter?, library?}`.
 //! - `variables` returns the session's variables as a JSON object.
@@ -242,12 +244,12 @@ fn run_keyword(session: &mut Session, input: &str) -> Result<VerbOutput, VerbFai
         Err(e) => {
             session.log(Level::Error, e.message.clone());
             let logs = session.take_logs();
-            Err(failure(&keyword, e, logs))
+            Err(failure(session, &keyword, e, logs))
         }
     }
 }
 
-fn failure(keyword: &str, e: RfError, logs: Vec<LogLine>) -> VerbFailure {
+fn failure(session: &mut Session, keyword: &str, e: RfError, logs: Vec<LogLine>) -> VerbFailure {
     let (code, input_fired) = match e.code {
         Code::NotFound => ("not-found", false),
         Code::InvalidInput => ("invalid-input", false),
@@ -262,6 +264,11 @@ fn failure(keyword: &str, e: RfError, logs: Vec<LogLine>) -> VerbFailure {
     });
     if !e.traceback.is_empty() {
         details["traceback"] = Json::String(e.traceback.clone());
+    }
+    // Only a keyword that ran and failed is worth recovering from; the others fail the
+    // same way on every retry.
+    if e.code == Code::Failed {
+        crate::recovery::annotate(session, keyword, &e, &mut details);
     }
     VerbFailure {
         code,

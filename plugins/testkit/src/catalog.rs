@@ -67,6 +67,7 @@ pub(crate) fn verbs() -> Vec<VerbInfo> {
                     "code": text("failed", "Failure code, kebab-case."),
                     "message": text("requested failure", "Failure message."),
                     "input_fired": input_fired(true),
+                    "details": {"type": "object", "description": "Structured details to fail with (for example `recovery` strategies)."},
                 }),
                 &[],
             ),

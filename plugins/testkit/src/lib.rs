@@ -88,12 +88,15 @@ impl Guest for Testkit {
             }
             "alloc" => alloc(Args::parse(&input, &["mib"])?.int("mib", 1..=MAX_ALLOC_MIB, None)?),
             "fail" => {
-                let args = Args::parse(&input, &["code", "message", "input_fired"])?;
+                let args = Args::parse(&input, &["code", "message", "input_fired", "details"])?;
                 Err(Failure {
                     code: args.string("code", "failed")?,
                     message: args.string("message", "requested failure")?,
                     input_fired: args.boolean("input_fired", true)?,
-                    details: String::new(),
+                    details: args
+                        .get("details")
+                        .map(|d| d.to_string())
+                        .unwrap_or_default(),
                 })
             }
             "flaky" => flaky(&Args::parse(&input, &["failures", "code", "input_fired"])?),

@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 use super::client::{self, ClientError};
 use super::config::{BrowserConfig, BrowserKind};
 use super::driver::{Driver, DriverError};
+use crate::capabilities::http::HostOwned;
 
 /// How long creating a session (starting the browser) may take.
 const NEW_SESSION_TIMEOUT: Duration = Duration::from_secs(60);
@@ -57,14 +58,19 @@ pub struct WebDriverService {
     config: BrowserConfig,
     /// The shared chromedriver, once started.
     shared: tokio::sync::Mutex<Option<Arc<Driver>>>,
+    /// Where the driver and browser debugger addresses are registered, so that no
+    /// plugin's HTTP grant reaches them.
+    host_owned: HostOwned,
 }
 
 impl WebDriverService {
-    /// A service for `config`; nothing starts until the first session.
-    pub fn new(config: BrowserConfig) -> Self {
+    /// A service for `config`; nothing starts until the first session. Driver
+    /// and debugger addresses go into `host_owned`.
+    pub fn new(config: BrowserConfig, host_owned: HostOwned) -> Self {
         Self {
             config,
             shared: tokio::sync::Mutex::new(None),
+            host_owned,
         }
     }
 
@@ -77,13 +83,19 @@ impl WebDriverService {
     /// died), or a fresh geckodriver.
     async fn driver(&self) -> Result<Arc<Driver>, DriverError> {
         if self.config.kind == BrowserKind::Firefox {
-            return Driver::start(&self.config).await;
+            let driver = Driver::start(&self.config).await?;
+            self.host_owned.add(driver.addr());
+            return Ok(driver);
         }
         let mut shared = self.shared.lock().await;
         if let Some(driver) = shared.as_ref().filter(|d| d.is_alive()) {
             return Ok(driver.clone());
         }
+        if let Some(dead) = shared.take() {
+            self.host_owned.remove(dead.addr());
+        }
         let driver = Driver::start(&self.config).await?;
+        self.host_owned.add(driver.addr());
         *shared = Some(driver.clone());
         Ok(driver)
     }
@@ -146,13 +158,42 @@ impl WebDriverService {
         };
         tracing::info!(browser = %self.config.kind, session = %id, driver = %driver.addr(), "webdriver session opened");
         driver.track_session(&id);
+        let capabilities = value.get("capabilities").cloned().unwrap_or(Value::Null);
+        // The browser's own debugging endpoint (Chromium's DevTools port) drives
+        // every tab of it: as much the host's as the driver is.
+        let mut owned = Vec::new();
+        if let Some(addr) = debugger_addr(&capabilities) {
+            self.host_owned.add(addr);
+            owned.push(addr);
+        }
+        if self.config.kind == BrowserKind::Firefox {
+            owned.push(driver.addr());
+        }
         Ok(Lease {
-            capabilities: value.get("capabilities").cloned().unwrap_or(Value::Null),
+            capabilities,
             driver,
             id,
             profile,
+            host_owned: self.host_owned.clone(),
+            owned,
         })
     }
+}
+
+/// The browser's debugging endpoint from new-session capabilities:
+/// `goog:chromeOptions.debuggerAddress` or `moz:debuggerAddress` (`host:port`).
+fn debugger_addr(capabilities: &Value) -> Option<SocketAddr> {
+    let text = capabilities
+        .pointer("/goog:chromeOptions/debuggerAddress")
+        .or_else(|| capabilities.get("moz:debuggerAddress"))
+        .and_then(Value::as_str)?;
+    let (host, port) = text.rsplit_once(':')?;
+    let port: u16 = port.parse().ok()?;
+    let ip = match host.trim_start_matches('[').trim_end_matches(']') {
+        "localhost" => std::net::IpAddr::from([127, 0, 0, 1]),
+        other => other.parse().ok()?,
+    };
+    Some(SocketAddr::new(ip, port))
 }
 
 /// The new-session capabilities for `config`.
@@ -244,6 +285,9 @@ pub(crate) struct Lease {
     id: String,
     capabilities: Value,
     profile: Option<PathBuf>,
+    host_owned: HostOwned,
+    /// Host-owned addresses that live as long as this session.
+    owned: Vec<SocketAddr>,
 }
 
 impl Lease {
@@ -287,6 +331,9 @@ impl Drop for Lease {
     fn drop(&mut self) {
         // The cleanup owns a reference to the driver, so a geckodriver (one per
         // session) stops only after its browser has been asked to quit.
+        for addr in self.owned.drain(..) {
+            self.host_owned.remove(addr);
+        }
         let driver = self.driver.clone();
         let path = self.path();
         let id = std::mem::take(&mut self.id);

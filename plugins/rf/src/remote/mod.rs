@@ -6,7 +6,9 @@
 //! before calling), arguments coerced to XML-RPC types as RF coerces them, and the
 //! `run_keyword` result struct turned back into RF's outcome: return value, error
 //! message, traceback, `continuable`/`fatal` flags, and the keyword's output split into
-//! log messages by its `*LEVEL*` markers.
+//! log messages by its `*LEVEL*` markers. Keyword tags (for recovery strategies, see
+//! [`crate::recovery`]) come from `get_library_information` or `get_keyword_tags`, plus a
+//! `Tags:` section of the documentation, as RF reads them.
 
 pub mod http;
 pub mod xmlrpc;
@@ -27,6 +29,8 @@ use xmlrpc::{Response, Rpc, decode_response, encode_call};
 struct KeywordMeta {
     args: Option<Vec<String>>,
     doc: Option<String>,
+    /// Tags the server reported (not those in the documentation).
+    tags: Option<Vec<String>>,
 }
 
 /// An imported remote library.
@@ -40,6 +44,9 @@ pub struct RemoteLibrary {
     meta: BTreeMap<String, KeywordMeta>,
     /// `get_library_information` answered, so `meta` is complete.
     full_info: bool,
+    /// `get_keyword_tags` answered with a fault: the server has no such method, so it is
+    /// not asked again (RF then treats its keywords as having no server tags).
+    no_tags_method: bool,
 }
 
 impl RemoteLibrary {
@@ -141,6 +148,7 @@ pub fn import(s: &mut Session, args: &[Value]) -> RfResult<RemoteLibrary> {
         orig_names: Vec::new(),
         meta: BTreeMap::new(),
         full_info: false,
+        no_tags_method: false,
     };
     // RF asks for everything at once first and falls back to one call per item.
     if let Ok(Rpc::Struct(info)) = call(s, &uri, timeout, "get_library_information", &[]) {
@@ -150,9 +158,11 @@ pub fn import(s: &mut Session, args: &[Value]) -> RfResult<RemoteLibrary> {
             }
             let args = kw.member("args").map(rpc_strings);
             let doc = kw.member("doc").map(Rpc::text);
+            // RF reads only this struct then: no `tags` member means no tags.
+            let tags = Some(kw.member("tags").map(rpc_strings).unwrap_or_default());
             lib.names.push(printable_name(&name));
             lib.orig_names.push(name.clone());
-            lib.meta.insert(name, KeywordMeta { args, doc });
+            lib.meta.insert(name, KeywordMeta { args, doc, tags });
         }
         lib.full_info = true;
         return Ok(lib);
@@ -265,6 +275,101 @@ pub fn keyword_doc(s: &mut Session, lib: usize, kw: &str) -> RfResult<String> {
         .or_default()
         .doc = Some(doc.clone());
     Ok(doc)
+}
+
+/// The tags of remote keyword `kw`, as RF's `all_tags` has them: the server's tags
+/// (`get_library_information`'s `tags`, else `get_keyword_tags`) followed by those of a
+/// `Tags:` section in its documentation (the only way to tag keywords through a server
+/// that implements neither, such as robotremoteserver 1.1.1).
+///
+/// A server without `get_keyword_tags` (an XML-RPC fault) has no server tags, as in RF,
+/// and is not asked again. `None` when the server could not be reached: nothing is
+/// cached then, and callers should not ask about this library's other keywords now.
+pub fn keyword_tags(s: &mut Session, lib: usize, kw: &str) -> Option<Vec<String>> {
+    let r = library(s, lib).ok()?;
+    let orig = r.orig_name(kw).to_string();
+    let known = r.meta.get(&orig).and_then(|m| m.tags.clone());
+    let (uri, timeout, skip) = (r.uri.clone(), r.timeout, r.full_info || r.no_tags_method);
+    let mut tags = match known {
+        Some(tags) => tags,
+        None if skip => Vec::new(),
+        None => {
+            let fetched = match call(
+                s,
+                &uri,
+                timeout,
+                "get_keyword_tags",
+                &[Rpc::Str(orig.clone())],
+            ) {
+                Ok(v) => rpc_strings(&v),
+                Err(CallError::Fault(..)) => {
+                    library_mut(s, lib).ok()?.no_tags_method = true;
+                    Vec::new()
+                }
+                Err(_) => return None,
+            };
+            library_mut(s, lib).ok()?.meta.entry(orig).or_default().tags = Some(fetched.clone());
+            fetched
+        }
+    };
+    let doc = keyword_doc(s, lib, kw).unwrap_or_default();
+    tags.extend(doc_tags(&doc));
+    Some(tags)
+}
+
+/// Tags in a keyword's documentation: a `Tags:` line (bold or italic allowed, one or two
+/// colons) and the indented lines after it, comma-separated, as RF 7.5's docstring
+/// parser reads them. Older RF versions read only a last `Tags:` line, which this covers.
+fn doc_tags(doc: &str) -> Vec<String> {
+    let mut text = String::new();
+    let mut in_section = false;
+    for line in doc.lines() {
+        if let Some(inline) = tags_header(line) {
+            text.push(',');
+            text.push_str(inline);
+            in_section = true;
+        } else if in_section && line.chars().take(2).all(char::is_whitespace) {
+            // Python's `not line or line[:2].isspace()`: empty, or indented by two.
+            text.push(' ');
+            text.push_str(line);
+        } else {
+            in_section = false;
+        }
+    }
+    text.split(',')
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// The inline text of a `Tags:` header line (`*Tags:*  a, b` -> `a, b`), if it is one.
+fn tags_header(line: &str) -> Option<&str> {
+    let rest = line.trim_start_matches(['*', '_']);
+    let head = rest.get(..4)?;
+    if !head.eq_ignore_ascii_case("tags") {
+        return None;
+    }
+    let rest = rest[4..].trim_start_matches(['*', '_']);
+    let rest = rest.strip_prefix("::").or_else(|| rest.strip_prefix(':'))?;
+    let rest = rest.trim_start_matches(['*', '_']);
+    (rest.is_empty() || rest.starts_with(char::is_whitespace)).then(|| rest.trim())
+}
+
+/// Whether remote keyword `kw` accepts `count` positional arguments and nothing else,
+/// by its argument spec (a keyword whose spec is unknown accepts anything, as in RF).
+pub fn accepts_positional(s: &mut Session, lib: usize, kw: &str, count: usize) -> bool {
+    let Ok(args) = keyword_args(s, lib, kw) else {
+        return false;
+    };
+    let spec = spec_of(&args);
+    let required = spec
+        .positional
+        .iter()
+        .filter(|p| p.default.is_none())
+        .count();
+    let fits = count >= required && (spec.varargs.is_some() || count <= spec.positional.len());
+    fits && spec.named_only.iter().all(|p| p.default.is_some())
 }
 
 /// A dynamic library's argument list as an RF spec.

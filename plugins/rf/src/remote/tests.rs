@@ -158,3 +158,17 @@ fn output_splits_by_level_markers() {
         ]
     );
 }
+
+#[test]
+fn documentation_tags_are_read_like_rf() {
+    assert_eq!(doc_tags("Does things.\n\nTags: a, b"), ["a", "b"]);
+    assert_eq!(
+        doc_tags("Does things.\n\n**Tags::** a,\n  b , c\nMore text, d"),
+        ["a", "b", "c"]
+    );
+    assert_eq!(
+        doc_tags("Tags:a\n  Tags are nice, too.\nTags:"),
+        Vec::<String>::new()
+    );
+    assert_eq!(doc_tags("tags: x"), ["x"]);
+}
