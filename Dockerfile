@@ -75,9 +75,8 @@ ENV XDG_CACHE_HOME=/var/lib/stephost/cache \
 USER 10001:10001
 WORKDIR /var/lib/stephost
 EXPOSE 8080
-# `stephost serve` shuts down gracefully on SIGINT (in-flight requests finish);
-# Docker and Kubernetes send the image's stop signal instead of SIGTERM.
-STOPSIGNAL SIGINT
+# `stephost serve` shuts down in order on SIGTERM, the default stop signal
+# (in-flight requests finish, browser sessions are deleted).
 
 ENTRYPOINT ["stephost"]
 CMD ["serve", "--http", "0.0.0.0:8080", "--tenants", "/etc/stephost/tenants.toml"]

@@ -232,3 +232,66 @@ fn the_example_tenants_file_is_valid_and_hash_token_matches_it() {
     file.validate().expect("valid");
     assert_eq!(file.tenants.len(), 2);
 }
+
+/// `serve` ends in order on SIGTERM (what `docker stop` and Kubernetes send), over
+/// stdio and over HTTP, with exit code 0.
+#[test]
+fn serve_shuts_down_in_order_on_sigterm() {
+    use std::io::{BufRead, BufReader};
+    use std::time::{Duration, Instant};
+    let cache = tempfile::tempdir().expect("tempdir");
+    for args in [&["serve"][..], &["serve", "--http", "127.0.0.1:0"][..]] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_stephost"))
+            .args(args)
+            .env("STEPHOST_CACHE_DIR", cache.path())
+            .env("STEPHOST_LOG", "info")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("stephost starts");
+        let stderr = child.stderr.take().expect("stderr");
+        let mut lines = BufReader::new(stderr).lines();
+        // Ready once the host says so (and, over HTTP, where it listens).
+        let ready = if args.len() > 1 {
+            "127.0.0.1:"
+        } else {
+            "host ready"
+        };
+        let mut seen = Vec::new();
+        for line in lines.by_ref() {
+            let line = line.expect("stderr line");
+            let done = line.contains(ready);
+            seen.push(line);
+            if done {
+                break;
+            }
+        }
+        assert!(
+            seen.iter().any(|l| l.contains(ready)),
+            "{args:?} never got ready: {seen:#?}"
+        );
+        let status = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success());
+        let started = Instant::now();
+        let exit = loop {
+            if let Some(exit) = child.try_wait().expect("wait") {
+                break exit;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(15),
+                "{args:?} did not stop after SIGTERM"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert!(exit.success(), "{args:?}: {exit:?}");
+        let rest: Vec<String> = lines.map_while(Result::ok).collect();
+        assert!(
+            rest.iter().any(|l| l.contains("shutting down")),
+            "{args:?}: {rest:#?}"
+        );
+    }
+}

@@ -766,7 +766,12 @@ async fn result_report_and_session_sizes_are_capped_by_name() {
     );
     // Replacing `a` frees its old size; `b` was never set.
     let again = run(&host, Some("s"), vars("a", &big)).await;
-    assert_eq!(again.status, BatchStatus::Passed, "{:?}", again.steps[0].error);
+    assert_eq!(
+        again.status,
+        BatchStatus::Passed,
+        "{:?}",
+        again.steps[0].error
+    );
     let read = run(
         &host,
         Some("s"),

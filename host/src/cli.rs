@@ -89,7 +89,12 @@ pub(crate) fn main() -> ExitCode {
             return ExitCode::from(EXIT_HOST);
         }
     };
-    runtime.block_on(async_main(cli))
+    let code = runtime.block_on(async_main(cli));
+    // Why a timeout: a stdio server stopped by a signal still has tokio's stdin
+    // reader blocked in read(2) on a thread of its own, which would hold the
+    // shutdown until the client closes the pipe.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(2));
+    code
 }
 
 fn init_logging() {
@@ -125,6 +130,17 @@ async fn async_main(cli: Cli) -> ExitCode {
     if let Command::HashToken { token } = &cli.command {
         return hash_token(token);
     }
+    // Listening starts before the host does, so a SIGTERM during start-up also
+    // ends the server in order.
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    if matches!(cli.command, Command::Serve { .. }) {
+        let on_signal = shutdown.clone();
+        let signals = ShutdownSignals::install();
+        tokio::spawn(async move {
+            signals.recv().await;
+            on_signal.cancel();
+        });
+    }
     let host = match start_host(&cli).await {
         Ok(host) => host,
         Err(e) => {
@@ -140,7 +156,7 @@ async fn async_main(cli: Cli) -> ExitCode {
             quiet,
         } => run(&host, file, session.as_deref(), *compact, *quiet).await,
         Command::Plugins { json } => plugins(&host, *json),
-        Command::Serve { http, .. } => serve(host, *http).await,
+        Command::Serve { http, .. } => serve(host, *http, shutdown).await,
         Command::HashToken { .. } => Ok(ExitCode::SUCCESS),
     };
     result.unwrap_or_else(|e| {
@@ -254,20 +270,69 @@ fn plugins(host: &Host, json: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-async fn serve(host: Host, http: Option<std::net::SocketAddr>) -> anyhow::Result<ExitCode> {
+async fn serve(
+    host: Host,
+    http: Option<std::net::SocketAddr>,
+    shutdown: tokio_util::sync::CancellationToken,
+) -> anyhow::Result<ExitCode> {
     match http {
-        None => stephost::mcp::serve_stdio(host).await?,
-        Some(addr) => {
-            let shutdown = tokio_util::sync::CancellationToken::new();
-            let on_signal = shutdown.clone();
-            tokio::spawn(async move {
-                let _ = tokio::signal::ctrl_c().await;
-                on_signal.cancel();
-            });
-            stephost::mcp::serve_http(host, addr, shutdown).await?;
+        None => {
+            tokio::select! {
+                served = stephost::mcp::serve_stdio(host) => served?,
+                () = shutdown.cancelled() => {}
+            }
         }
+        Some(addr) => stephost::mcp::serve_http(host, addr, shutdown).await?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Ctrl-C and SIGTERM (what `docker stop` and Kubernetes send): either shuts
+/// the server down in order, so running requests end, sessions drop, browser
+/// sessions are deleted and the drivers stopped instead of leaving browsers
+/// behind.
+struct ShutdownSignals {
+    #[cfg(unix)]
+    term: Option<tokio::signal::unix::Signal>,
+}
+
+impl ShutdownSignals {
+    fn install() -> Self {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            let term = signal(SignalKind::terminate())
+                .inspect_err(|e| {
+                    tracing::warn!(
+                        "cannot listen for SIGTERM ({e}); only Ctrl-C shuts down in order"
+                    );
+                })
+                .ok();
+            Self { term }
+        }
+        #[cfg(not(unix))]
+        Self {}
+    }
+
+    async fn recv(mut self) {
+        #[cfg(unix)]
+        match self.term.as_mut() {
+            Some(term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            None => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+        tracing::info!("shutting down");
+    }
 }
 
 fn hash_token(token: &str) -> ExitCode {

@@ -8,6 +8,9 @@ import anyio
 import pytest
 from mcp import types
 
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
 from conftest import HttpServer, http_session, stdio_session
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
@@ -166,3 +169,18 @@ async def test_images_come_back_as_image_content_after_a_label():
         assert result.content[2].mimeType == "image/png"
         structured_image = next(c for c in result.structuredContent["steps"][1]["content"] if c["type"] == "image")
         assert structured_image["data"] == "(sent as image content)"
+
+
+async def test_http_transport_session_ids_carry_the_instance():
+    # A proxy routes on the id's instance prefix (docs/deploy.md), so the
+    # Mcp-Session-Id that stephost mints must carry it, like session handles do.
+    import re as _re
+
+    with HttpServer(config='[server]\ninstance = "stephost-3"\n') as server:
+        async with streamable_http_client(server.url) as (read, write, get_session_id):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                sid = get_session_id()
+                assert _re.fullmatch(r"stephost-3\.[0-9a-f]{8}\.[0-9a-f]{20}", sid or ""), sid
+                result = await session.call_tool("testkit_echo", {"value": "routed"})
+                assert not result.isError, result

@@ -26,6 +26,9 @@ unless `--lenient-logs` is given.
 
 Prints a table of mismatches and exits 1 if there are any (2 if a side could not run).
 
+A `--plugins DIR` holding an `rf.wasm` replaces the host's built-in `rf` plugin (the run
+gets a config that disables the built-in one, unless STEPHOST_CONFIG is set).
+
 Usage: .venv/bin/python tests/rf/differential.py [--stephost BIN] [--plugins DIR]
        [--corpus FILE] [--only ID_SUBSTRING] [--lenient-logs] [--json OUT]
 """
@@ -179,8 +182,14 @@ def run_plugin(cases, stephost, plugin_dirs):
     cmd = [stephost]
     for d in plugin_dirs:
         cmd += ["--plugins", d]
-    cmd += ["run", "--quiet", "--compact", "-"]
-    proc = subprocess.run(cmd, input=json.dumps(batch), capture_output=True, text=True, timeout=900)
+    with tempfile.TemporaryDirectory() as tmp:
+        if "STEPHOST_CONFIG" not in os.environ and any((Path(d) / "rf.wasm").exists() for d in plugin_dirs):
+            # The host refuses two plugins named `rf`: leave the built-in one out.
+            config = Path(tmp) / "no-builtin-rf.toml"
+            config.write_text('[plugins]\ndisable = ["rf"]\n')
+            cmd += ["--config", str(config)]
+        cmd += ["run", "--quiet", "--compact", "-"]
+        proc = subprocess.run(cmd, input=json.dumps(batch), capture_output=True, text=True, timeout=900)
     try:
         report = json.loads(proc.stdout)
     except json.JSONDecodeError:

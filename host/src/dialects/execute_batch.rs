@@ -293,13 +293,16 @@ fn map_step(
     if let Some(a) = &assign_to {
         input.insert("assign".into(), Value::String(a.clone()));
     }
+    // Why `assign_to` goes to RF only (as `assign`) and not to the generic step: a
+    // host-stored name makes the host substitute `${name}` with a JSON copy of the
+    // value, so keywords that change a list or dictionary in place (`Append To List
+    // ${name} x`) would change the copy and `${name}` would keep its old value. RF
+    // keeps the variable in the session's plugin instance and resolves `${name}` to
+    // the very object, as Robot Framework does.
     let mut out = Map::new();
     out.insert("plugin".into(), json!("rf"));
     out.insert("verb".into(), json!("run_keyword"));
     out.insert("input".into(), Value::Object(input));
-    if let Some(a) = assign_to {
-        out.insert("assign_to".into(), Value::String(a));
-    }
     if let Some(ms) = timeout_ms {
         out.insert("timeout_ms".into(), json!(ms));
     }
@@ -423,39 +426,16 @@ fn step_schema() -> Value {
 }
 
 fn result_schema() -> Value {
-    // Why the nullable types: a passing batch has `failure: null`, a skipped
-    // step has no error, and MCP clients validate results against this schema.
+    // Why so little: MCP clients validate every reply against this schema, and
+    // the Python SDK 1.x checks the schema itself against the JSON Schema
+    // metaschema on every call, at a cost that grows with each property: a full
+    // schema cost more than running twenty keywords (BENCHMARKS.md, Robot
+    // Framework section). The fields are described in the tool description.
     json!({
         "type": "object",
         "properties": {
-            "status": {"type": "string", "enum": ["PASS", "FAIL", "RECOVERED", "TIMEOUT"]},
-            "summary": {"type": "string"},
-            "batch_id": {"type": "string"},
-            "session_id": {"type": ["string", "null"]},
-            "total_time_ms": {"type": "number"},
-            "steps_executed": {"type": "integer"},
-            "steps_total": {"type": "integer"},
-            "steps": {"type": "array", "items": {"type": "object", "properties": {
-                "index": {"type": "integer", "description": "1-based."},
-                "keyword": {},
-                "label": {"type": ["string", "null"]},
-                "args_resolved": {"type": "array"},
-                "status": {"type": "string", "enum": ["PASS", "FAIL", "RECOVERED", "SKIPPED"]},
-                "time_ms": {"type": "number"},
-                "return_value": {},
-                "error": {"type": ["string", "null"]},
-                "attempts": {"type": "integer"},
-                "recovery_log": {"type": "array"}
-            }}},
-            "failure": {"type": ["object", "null"], "properties": {
-                "step_index": {"type": ["integer", "null"], "description": "1-based."},
-                "error": {"type": ["string", "null"]},
-                "code": {"type": ["string", "null"]},
-                "recovery_log": {"type": "array"}
-            }},
-            "errors": {"type": "array"},
-            "notes": {"type": "array"},
-            "resumed_from": {"type": "string"}
+            "status": {"enum": ["PASS", "FAIL", "RECOVERED", "TIMEOUT"]},
+            "steps": {"type": "array"}
         },
         "required": ["status", "summary", "steps"]
     })
@@ -630,8 +610,8 @@ fn remember(store: &Store, report: &Report, steps: &[Value], on_failure: String,
 }
 
 const CHAINING: &str = "Chaining: ${STEP_N} in arguments is step N's return value (1-based; ${STEP_0} also means the first step), \
-${name} is a value stored by assign_to (in this batch or an earlier one in the session); other ${var} are RF variables \
-resolved by Robot Framework. A reference to a step that has not run yet rejects the batch before anything runs.";
+${name} is a variable stored by assign_to (in this batch or an earlier one in the session); it and every other ${var} \
+are RF variables resolved by Robot Framework, so keywords that change a list or dictionary in place change the variable. A reference to a step that has not run yet rejects the batch before anything runs.";
 
 impl Dialect for ExecuteBatch {
     fn name(&self) -> &str {
@@ -646,8 +626,11 @@ on_failure: \"stop\" aborts at the first failure; \"retry\" re-runs a failed or 
 max_recovery_attempts times; \"recover\" (default) re-runs a failed keyword (RF failure, not a missing keyword or \
 bad arguments) after tiered recovery: first a short wait (tier 1), then strategies the session's libraries offer, \
 run as keywords (tier 2: e.g. Reload Page, Go Back, or remote keywords tagged `recovery`); every round is in \
-recovery_log. Each step's timeout (\"10s\") is enforced. The result lists every \
-step (never-started ones as SKIPPED), and on failure a batch_id that resume_batch can continue from."
+recovery_log. Each step's timeout (\"10s\") is enforced.\n\n\
+Result: status (PASS | FAIL | RECOVERED | TIMEOUT), summary, batch_id, session_id, total_time_ms, steps_executed, \
+steps_total, steps[] (index 1-based, keyword, label, args_resolved, status PASS | FAIL | RECOVERED | SKIPPED, \
+time_ms, return_value, error; attempts and recovery_log when retried; never-started steps SKIPPED), failure \
+(step_index, error, code, recovery_log) or null. On failure, resume_batch(batch_id) continues from the failed step."
         )
     }
 

@@ -2,6 +2,7 @@
 //! for everything else. Both serve the same tools from one [`Host`].
 
 mod catalog;
+mod http_sessions;
 mod notify;
 mod server;
 
@@ -10,7 +11,6 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use rmcp::ServiceExt as _;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
@@ -87,7 +87,10 @@ pub async fn serve_http(
                 None,
             ))
         },
-        Arc::new(LocalSessionManager::default()),
+        Arc::new(http_sessions::PrefixedSessions::new({
+            let host = host.clone();
+            move || host.sessions().mint_id()
+        })),
         config,
     );
     let mcp = axum::Router::new().nest_service("/mcp", service);

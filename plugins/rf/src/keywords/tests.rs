@@ -251,3 +251,244 @@ fn every_catalog_keyword_binds_its_spec() {
     let implemented = super::registry().iter().filter(|k| k.run.is_some()).count();
     assert!(implemented >= 160, "{implemented} keywords implemented");
 }
+
+/// Runs `kw` with `args`, then `Evaluate  $var` (the variable as it is now), returning
+/// both: what the keyword returned and what the variable holds afterwards.
+fn mutate(s: &mut Session, kw: &str, args: &[&str], var: &str) -> (String, String) {
+    let returned = ok(s, kw, args).repr();
+    let now = ok(s, "Evaluate", &[&format!("${var}")]).repr();
+    (returned, now)
+}
+
+#[test]
+fn collections_keywords_change_the_variable_in_place() {
+    // RF 7.5's Collections.py: what each keyword does to its argument and returns.
+    let mut s = session();
+    let fresh_list = |s: &mut Session| {
+        let list = ok(s, "Create List", &["a", "b", "c", "b"]);
+        s.assign("L", list).unwrap();
+    };
+    let fresh_dict = |s: &mut Session| {
+        let dict = ok(s, "Create Dictionary", &["a=1", "b=2", "c=3"]);
+        s.assign("D", dict).unwrap();
+    };
+    let list_cases: &[(&str, &[&str], &str, &str)] = &[
+        (
+            "Append To List",
+            &["${L}", "x", "y"],
+            "['a', 'b', 'c', 'b', 'x', 'y']",
+            "['a', 'b', 'c', 'b', 'x', 'y']",
+        ),
+        (
+            "Insert Into List",
+            &["${L}", "-1", "x"],
+            "['a', 'b', 'c', 'x', 'b']",
+            "['a', 'b', 'c', 'x', 'b']",
+        ),
+        (
+            "Set List Value",
+            &["${L}", "1", "x"],
+            "['a', 'x', 'c', 'b']",
+            "['a', 'x', 'c', 'b']",
+        ),
+        (
+            "Remove Values From List",
+            &["${L}", "b", "z"],
+            "['a', 'c']",
+            "['a', 'c']",
+        ),
+        ("Remove From List", &["${L}", "0"], "'a'", "['b', 'c', 'b']"),
+        (
+            "Reverse List",
+            &["${L}"],
+            "['b', 'c', 'b', 'a']",
+            "['b', 'c', 'b', 'a']",
+        ),
+        (
+            "Sort List",
+            &["${L}"],
+            "['a', 'b', 'b', 'c']",
+            "['a', 'b', 'b', 'c']",
+        ),
+        // Not in place: a new list, the variable keeps its value.
+        (
+            "Remove Duplicates",
+            &["${L}"],
+            "['a', 'b', 'c']",
+            "['a', 'b', 'c', 'b']",
+        ),
+        (
+            "Copy List",
+            &["${L}"],
+            "['a', 'b', 'c', 'b']",
+            "['a', 'b', 'c', 'b']",
+        ),
+    ];
+    for (kw, args, returned, now) in list_cases {
+        fresh_list(&mut s);
+        assert_eq!(
+            mutate(&mut s, kw, args, "L"),
+            (returned.to_string(), now.to_string()),
+            "{kw}"
+        );
+    }
+    let dict_cases: &[(&str, &[&str], &str, &str)] = &[
+        (
+            "Set To Dictionary",
+            &["${D}", "d", "4", "a=0"],
+            "{'a': '0', 'b': '2', 'c': '3', 'd': '4'}",
+            "{'a': '0', 'b': '2', 'c': '3', 'd': '4'}",
+        ),
+        (
+            "Remove From Dictionary",
+            &["${D}", "a", "x"],
+            "{'b': '2', 'c': '3'}",
+            "{'b': '2', 'c': '3'}",
+        ),
+        (
+            "Pop From Dictionary",
+            &["${D}", "b"],
+            "'2'",
+            "{'a': '1', 'c': '3'}",
+        ),
+        (
+            "Pop From Dictionary",
+            &["${D}", "x", "none"],
+            "'none'",
+            "{'a': '1', 'b': '2', 'c': '3'}",
+        ),
+        (
+            "Keep In Dictionary",
+            &["${D}", "c", "a"],
+            "{'a': '1', 'c': '3'}",
+            "{'a': '1', 'c': '3'}",
+        ),
+        (
+            "Copy Dictionary",
+            &["${D}"],
+            "{'a': '1', 'b': '2', 'c': '3'}",
+            "{'a': '1', 'b': '2', 'c': '3'}",
+        ),
+    ];
+    for (kw, args, returned, now) in dict_cases {
+        fresh_dict(&mut s);
+        assert_eq!(
+            mutate(&mut s, kw, args, "D"),
+            (returned.to_string(), now.to_string()),
+            "{kw} {args:?}"
+        );
+    }
+    // A failing mutation leaves the variable as it was.
+    fresh_list(&mut s);
+    err(&mut s, "Set List Value", &["${L}", "9", "x"]);
+    assert_eq!(
+        ok(&mut s, "Evaluate", &["$L"]).repr(),
+        "['a', 'b', 'c', 'b']"
+    );
+}
+
+#[test]
+fn mutations_reach_every_name_of_the_object() {
+    let mut s = session();
+    let list = ok(&mut s, "Create List", &["a"]);
+    s.assign("a", list).unwrap();
+    // `Set Variable` and `Set Test Variable` pass the same object on, as in Python.
+    let alias = ok(&mut s, "Set Variable", &["${a}"]);
+    s.assign("b", alias).unwrap();
+    ok(&mut s, "Set Test Variable", &["${c}", "${a}"]);
+    ok(&mut s, "Append To List", &["${b}", "x"]);
+    ok(&mut s, "Append To List", &["${c}", "y"]);
+    assert_eq!(ok(&mut s, "Evaluate", &["$a"]).repr(), "['a', 'x', 'y']");
+    // `@{name} =` makes a new list, `Copy List` too: later changes do not reach them.
+    let copied = ok(&mut s, "Set Variable", &["${a}"]);
+    s.assign("@{d}", copied).unwrap();
+    let copy = ok(&mut s, "Copy List", &["${a}"]);
+    s.assign("e", copy).unwrap();
+    ok(&mut s, "Append To List", &["${a}", "z"]);
+    assert_eq!(ok(&mut s, "Get Length", &["${a}"]).repr(), "4");
+    assert_eq!(ok(&mut s, "Get Length", &["${d}"]).repr(), "3");
+    assert_eq!(ok(&mut s, "Get Length", &["${e}"]).repr(), "3");
+    // Items reached with `${x}[i]` are the nested objects themselves.
+    let nested = ok(&mut s, "Evaluate", &["[[1], {'k': []}]"]);
+    s.assign("n", nested).unwrap();
+    ok(&mut s, "Append To List", &["${n}[0]", "${2}"]);
+    ok(&mut s, "Set To Dictionary", &["${n}[1]", "j=${3}"]);
+    ok(&mut s, "Append To List", &["${n}[1][k]", "v"]);
+    assert_eq!(
+        ok(&mut s, "Evaluate", &["$n"]).repr(),
+        "[[1, 2], {'k': ['v'], 'j': 3}]"
+    );
+    // `&{name}` variables are DotDicts that the dictionary keywords change in place.
+    let dict = ok(&mut s, "Create Dictionary", &["a=1"]);
+    s.assign("&{dd}", dict).unwrap();
+    ok(&mut s, "Set To Dictionary", &["${dd}", "b=2"]);
+    assert_eq!(ok(&mut s, "Get Length", &["${dd}"]).repr(), "2");
+    assert_eq!(ok(&mut s, "Set Variable", &["${dd.b}"]).repr(), "'2'");
+}
+
+#[test]
+fn mutations_through_run_keyword_wrappers() {
+    let mut s = session();
+    let list = ok(&mut s, "Create List", &[]);
+    s.assign("L", list).unwrap();
+    ok(&mut s, "Run Keyword", &["Append To List", "${L}", "a"]);
+    ok(
+        &mut s,
+        "Run Keyword If",
+        &["True", "Append To List", "${L}", "b"],
+    );
+    ok(
+        &mut s,
+        "Run Keyword If",
+        &[
+            "len($L) > 5",
+            "Fail",
+            "no",
+            "ELSE",
+            "Insert Into List",
+            "${L}",
+            "0",
+            "c",
+        ],
+    );
+    ok(
+        &mut s,
+        "Run Keywords",
+        &["Append To List", "${L}", "d", "AND", "Reverse List", "${L}"],
+    );
+    ok(
+        &mut s,
+        "Run Keyword And Ignore Error",
+        &["Remove From List", "${L}", "0"],
+    );
+    ok(
+        &mut s,
+        "Wait Until Keyword Succeeds",
+        &["3x", "1ms", "Append To List", "${L}", "e"],
+    );
+    // Each attempt that gets as far as the keyword changes the list: the third passes.
+    ok(
+        &mut s,
+        "Wait Until Keyword Succeeds",
+        &[
+            "5x",
+            "1ms",
+            "Run Keywords",
+            "Append To List",
+            "${L}",
+            "f",
+            "AND",
+            "Should Be True",
+            "$L.count('f') == 3",
+        ],
+    );
+    ok(
+        &mut s,
+        "Repeat Keyword",
+        &["2 times", "Append To List", "${L}", "g"],
+    );
+    assert_eq!(
+        ok(&mut s, "Evaluate", &["$L"]).repr(),
+        "['b', 'a', 'c', 'e', 'f', 'f', 'f', 'g', 'g']"
+    );
+}

@@ -138,3 +138,53 @@ fn keyword_listing_filters() {
         "dictionary: Mapping, sort_keys: bool = True"
     );
 }
+
+#[test]
+fn mutations_last_across_calls() {
+    // The three steps of a plain RF test, one `run_keyword` call each.
+    let mut s = session();
+    run(
+        &mut s,
+        json!({"keyword": "Create List", "args": ["a", "b"], "assign": "letters"}),
+    )
+    .unwrap();
+    let out = run(
+        &mut s,
+        json!({"keyword": "Append To List", "args": ["${letters}", "c"]}),
+    )
+    .unwrap();
+    assert_eq!(out.value, json!(["a", "b", "c"]));
+    run(
+        &mut s,
+        json!({"keyword": "Length Should Be", "args": ["${letters}", "3"]}),
+    )
+    .unwrap();
+    run(
+        &mut s,
+        json!({"keyword": "Set To Dictionary", "args": ["${d}", "k=v"]}),
+    )
+    .unwrap_err();
+    run(
+        &mut s,
+        json!({"keyword": "Create Dictionary", "assign": "&{d}"}),
+    )
+    .unwrap();
+    run(
+        &mut s,
+        json!({"keyword": "Set To Dictionary", "args": ["${d}", "k=v"]}),
+    )
+    .unwrap();
+    let vars = invoke(&mut s, "variables", "{}").unwrap().value;
+    assert_eq!(vars["letters"], json!(["a", "b", "c"]));
+    assert_eq!(vars["d"], json!({"k": "v"}));
+    // A JSON array argument is a new list of its own: changing it changes no variable.
+    // (This is what a `${letters}` that the host resolves itself arrives as.)
+    let out = run(
+        &mut s,
+        json!({"keyword": "Append To List", "args": [["a", "b", "c"], "d"]}),
+    )
+    .unwrap();
+    assert_eq!(out.value, json!(["a", "b", "c", "d"]));
+    let vars = invoke(&mut s, "variables", "{}").unwrap().value;
+    assert_eq!(vars["letters"], json!(["a", "b", "c"]));
+}
