@@ -5,6 +5,7 @@
 //! output, error codes and messages, log lines, labels and images.
 
 use arbitrary::{Result, Unstructured};
+use stephost::batch::recover::{ActionRecord, Round};
 use stephost::batch::{
     BatchStatus, ContentItem, Problem, Report, StepError, StepReport, StepStatus,
 };
@@ -137,8 +138,40 @@ fn step(u: &mut Unstructured<'_>, index: usize, plugins: &[&str]) -> Result<Step
         error,
         content,
         logs,
+        recovery: recovery_rounds(u)?,
         notes: strings(u)?,
     })
+}
+
+/// Recovery rounds as the engine records them (`retry.recover`).
+fn recovery_rounds(u: &mut Unstructured<'_>) -> Result<Vec<Round>> {
+    let mut rounds = Vec::new();
+    for after in 1..=u.int_in_range(0..=2)? {
+        let mut actions = Vec::new();
+        for _ in 0..u.int_in_range(0..=2)? {
+            let passed: bool = u.arbitrary()?;
+            actions.push(ActionRecord {
+                verb: json::string(u)?,
+                input: json::value(u, 2)?,
+                description: optional_string(u)?,
+                status: if passed { "passed" } else { "failed" },
+                error: if passed { None } else { Some(json::string(u)?) },
+                time_ms: time(u)?,
+            });
+        }
+        rounds.push(Round {
+            after_attempt: after,
+            error: json::string(u)?,
+            classification: optional_string(u)?,
+            tier: u.int_in_range(1..=2)?,
+            strategy: json::string(u)?,
+            description: optional_string(u)?,
+            actions,
+            wait_ms: time(u)?,
+            notes: strings(u)?,
+        });
+    }
+    Ok(rounds)
 }
 
 fn step_error(u: &mut Unstructured<'_>) -> Result<StepError> {

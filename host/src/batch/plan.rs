@@ -270,13 +270,7 @@ impl Problems {
         field: &str,
         message: impl Into<String>,
     ) {
-        let field = if field.is_empty() {
-            format!("steps[{index}]")
-        } else if field.starts_with('[') {
-            format!("steps[{index}]{field}")
-        } else {
-            format!("steps[{index}].{field}")
-        };
+        let field = join_field(&format!("steps[{index}]"), field);
         self.0.push(Problem {
             step: Some(index),
             label: label.clone(),
@@ -286,10 +280,22 @@ impl Problems {
     }
 }
 
+/// `parent` and a field under it: `steps[0].verb`, or `steps[0][""]` for a
+/// quoted key from [`key_field`].
+pub fn join_field(parent: &str, field: &str) -> String {
+    if field.is_empty() {
+        parent.to_owned()
+    } else if parent.is_empty() || field.starts_with('[') {
+        format!("{parent}{field}")
+    } else {
+        format!("{parent}.{field}")
+    }
+}
+
 /// How an unknown key is named in a problem: as written when it reads as a
 /// field name, else quoted (`[""]`, `["a b"]`), so an empty or odd key is still
 /// visible in the message.
-fn key_field(key: &str) -> String {
+pub fn key_field(key: &str) -> String {
     let plain = key
         .chars()
         .next()

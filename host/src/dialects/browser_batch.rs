@@ -13,6 +13,7 @@
 use serde_json::{Map, Value, json};
 
 use super::{Dialect, arg_problem, session_id_schema};
+use crate::batch::plan::key_field;
 use crate::batch::{
     BatchStatus, ContentItem, Problem, Report, StepReport, StepStatus, UnknownPolicy,
 };
@@ -169,7 +170,7 @@ Tool names: {}.",
         for key in args.keys() {
             if key != "actions" && key != "session_id" {
                 problems.push(arg_problem(
-                    key,
+                    &key_field(key),
                     "unknown field (expected actions, session_id)",
                 ));
             }
@@ -214,10 +215,13 @@ Tool names: {}.",
             };
             for key in entry.keys() {
                 if key != "name" && key != "input" {
-                    problem(
-                        at(&format!(".{key}")),
-                        "unknown field (expected name, input)".into(),
-                    );
+                    let field = key_field(key);
+                    let suffix = if field.starts_with('[') {
+                        field
+                    } else {
+                        format!(".{field}")
+                    };
+                    problem(at(&suffix), "unknown field (expected name, input)".into());
                 }
             }
             let name = match entry.get("name") {

@@ -14,6 +14,7 @@
 use serde_json::{Map, Value, json};
 
 use super::{Dialect, arg_problem, session_id_schema};
+use crate::batch::plan::{join_field, key_field};
 use crate::batch::{BatchStatus, ContentItem, Problem, Report, StepReport, StepStatus};
 use crate::plugins::Registry;
 
@@ -191,7 +192,7 @@ skips it."
         for key in args.keys() {
             if !FIELDS.contains(&key.as_str()) {
                 problems.push(arg_problem(
-                    key,
+                    &key_field(key),
                     format!("unknown field (expected one of: {})", FIELDS.join(", ")),
                 ));
             }
@@ -453,11 +454,7 @@ fn step_problem(index: usize, field: &str, message: impl Into<String>) -> Proble
     Problem {
         step: Some(index),
         label: None,
-        field: if field.is_empty() {
-            format!("steps[{index}]")
-        } else {
-            format!("steps[{index}].{field}")
-        },
+        field: join_field(&format!("steps[{index}]"), field),
         message: message.into(),
     }
 }

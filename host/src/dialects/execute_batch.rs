@@ -23,6 +23,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Map, Value, json};
 
 use super::{Dialect, arg_problem, session_arg};
+use crate::batch::plan::{join_field, key_field};
 use crate::batch::{BatchStatus, Problem, Report, StepStatus, UnknownPolicy};
 use crate::plugins::Registry;
 
@@ -155,7 +156,7 @@ fn step_problem(index: usize, label: Option<&str>, field: &str, message: &str) -
     Problem {
         step: Some(index),
         label: label.map(str::to_owned),
-        field: format!("steps[{index}].{field}"),
+        field: join_field(&format!("steps[{index}]"), field),
         message: format!("step {}: {message}", index + 1),
     }
 }
@@ -186,7 +187,7 @@ fn map_step(
             problems.push(step_problem(
                 index,
                 label,
-                key,
+                &key_field(key),
                 &format!(
                     "unknown field `{key}`; a step takes keyword, arguments, label, timeout, assign_to"
                 ),

@@ -13,6 +13,7 @@ use serde_json::{Map, Value, json};
 
 use super::do_steps::{DESKTOP, step_timeout_ms};
 use super::{Dialect, arg_problem, session_id_schema};
+use crate::batch::plan::{join_field, key_field};
 use crate::batch::{Problem, Report, StepReport};
 use crate::plugins::Registry;
 
@@ -152,7 +153,7 @@ as is.\n\nTools: {}",
         for key in args.keys() {
             if !FIELDS.contains(&key.as_str()) {
                 problems.push(arg_problem(
-                    key,
+                    &key_field(key),
                     format!("unknown field (expected one of: {})", FIELDS.join(", ")),
                 ));
             }
@@ -265,11 +266,7 @@ fn step_problem(index: usize, field: &str, message: impl Into<String>) -> Proble
     Problem {
         step: Some(index),
         label: None,
-        field: if field.is_empty() {
-            format!("steps[{index}]")
-        } else {
-            format!("steps[{index}].{field}")
-        },
+        field: join_field(&format!("steps[{index}]"), field),
         message: message.into(),
     }
 }
@@ -292,7 +289,7 @@ fn map_step(
         if key != "tool" && key != "params" {
             problems.push(step_problem(
                 index,
-                key,
+                &key_field(key),
                 "unknown field (expected tool, params)",
             ));
         }
