@@ -3,6 +3,7 @@ library (tests/rf/remote_flaky.py served by robotremoteserver): tier 1 waits and
 keyword again; tier 2 runs the keywords the library offers (a keyword tagged
 `recovery:element-not-found`, the well-known `Go Back`), and every round is logged."""
 
+import contextlib
 import subprocess
 import sys
 
@@ -13,32 +14,35 @@ from conftest import ROOT, stdio_session
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
 
-def start_flaky(tags_via):
+@contextlib.contextmanager
+def flaky_server(tags_via):
+    """tests/rf/remote_flaky.py serving keyword tags the given way (`none`: as a stock
+    robotremoteserver, which hides them)."""
     proc = subprocess.Popen(
         [sys.executable, str(ROOT / "tests/rf/remote_flaky.py"), "0", f"--tags={tags_via}"],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
     )
-    line = proc.stdout.readline()
-    assert line.startswith("PORT "), f"remote server did not start: {line!r}"
-    return proc, f"http://127.0.0.1:{line.split()[1]}"
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith("PORT "), f"remote server did not start: {line!r}"
+        yield f"http://127.0.0.1:{line.split()[1]}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
 
 
 @pytest.fixture
 def flaky():
-    proc, url = start_flaky("info")
-    yield url
-    proc.terminate()
-    proc.wait(timeout=10)
+    with flaky_server("info") as url:
+        yield url
 
 
 @pytest.fixture
 def flaky_untagged():
-    proc, url = start_flaky("none")
-    yield url
-    proc.terminate()
-    proc.wait(timeout=10)
+    with flaky_server("none") as url:
+        yield url
 
 
 def importing(url):
