@@ -45,6 +45,23 @@ DONE = """<!doctype html><html><head><title>Done</title></head><body><h1>Welcome
 OTHER = """<!doctype html><html><head><title>Other page</title></head><body><h1>Another page</h1>
 <a href="/form.html">Back to the form</a></body></html>"""
 
+SHADOW = """<!doctype html><html><head><title>Shadow</title></head><body><h1>Shadow widgets</h1>
+<x-counter></x-counter><p id="out">count: 0</p>
+<script>
+customElements.define('x-counter', class extends HTMLElement {
+  constructor() {
+    super();
+    const root = this.attachShadow({mode: 'open'});
+    root.innerHTML = '<label>Nickname <input id="nick"></label> <button id="inc">Increment counter</button>';
+    let n = 0;
+    root.getElementById('inc').addEventListener('click', () => {
+      n++;
+      document.getElementById('out').textContent = 'count: ' + n + ' nick: ' + root.getElementById('nick').value;
+    });
+  }
+});
+</script></body></html>"""
+
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
@@ -53,6 +70,7 @@ def site(tmp_path_factory):
     (root / "form.html").write_text(FORM)
     (root / "done.html").write_text(DONE)
     (root / "other.html").write_text(OTHER)
+    (root / "shadow.html").write_text(SHADOW)
 
     class Quiet(SimpleHTTPRequestHandler):
         def log_message(self, *args):
@@ -175,6 +193,19 @@ async def test_read_page_refs_are_stable_and_drive_tools(site):
         )
         error = nothing.structuredContent["error"]
         assert error["code"] == "not-found" and error["input_fired"] is False, error
+
+
+async def test_find_and_click_reach_into_open_shadow_roots(site):
+    async with browser_session() as session:
+        await call(session, "navigate", {"tabId": 1, "url": f"{site}/shadow.html"})
+        nick = await call(session, "find", {"tabId": 1, "query": "nickname field"})
+        assert nick["matches"] and nick["matches"][0]["role"] == "textbox", nick
+        await call(session, "form_input", {"tabId": 1, "ref": nick["matches"][0]["ref"], "value": "Ada"})
+        button = await call(session, "find", {"tabId": 1, "query": "Increment counter button"})
+        assert button["matches"][0]["role"] == "button", button
+        await call(session, "computer", {"tabId": 1, "action": "left_click", "ref": button["matches"][0]["ref"]})
+        text = await call(session, "get_page_text", {"tabId": 1})
+        assert "count: 1 nick: Ada" in text["text"], text
 
 
 async def test_stale_ref_after_navigation_is_world_moved(site):

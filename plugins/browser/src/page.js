@@ -232,6 +232,40 @@ function line(d, depth) {
   return s;
 }
 
+// Every element under `root`, open shadow roots included (closed ones are
+// unreachable by design), in document order with each shadow tree after its host.
+function allElements(root) {
+  const out = [];
+  const visit = (node) => {
+    for (const el of node.querySelectorAll('*')) {
+      out.push(el);
+      if (el.shadowRoot) visit(el.shadowRoot);
+    }
+  };
+  visit(root);
+  return out;
+}
+
+// What is really under (x, y): elementFromPoint stops at a shadow host, so ask
+// each open shadow root in turn.
+function deepHit(x, y) {
+  let hit = document.elementFromPoint(x, y);
+  while (hit && hit.shadowRoot) {
+    const inner = hit.shadowRoot.elementFromPoint(x, y);
+    if (!inner || inner === hit) break;
+    hit = inner;
+  }
+  return hit;
+}
+
+// `outer` contains `inner`, looking through shadow boundaries.
+function deepContains(outer, inner) {
+  for (let n = inner; n; n = n.parentNode || n.host) {
+    if (n === outer) return true;
+  }
+  return false;
+}
+
 function childrenOf(el) {
   return el.shadowRoot ? Array.from(el.shadowRoot.children) : Array.from(el.children);
 }
@@ -315,7 +349,7 @@ function find() {
   const limit = a.limit || 20;
   if (!tokens.length) return { status: 'ok', matches: [], total: 0 };
   const scored = [];
-  const all = document.querySelectorAll('body *');
+  const all = allElements(document.body || document.documentElement);
   for (const el of all) {
     if (SKIP.has(el.tagName)) continue;
     const r = role(el);
@@ -372,10 +406,9 @@ function point() {
   const top = Math.max(box.top, 0), bottom = Math.min(box.bottom, vh);
   if (right <= left || bottom <= top) return { status: 'offscreen', what: describe(el, role(el)) };
   const x = Math.floor((left + right) / 2), y = Math.floor((top + bottom) / 2);
-  const hit = document.elementFromPoint(x, y);
-  const ok = hit && (hit === el || el.contains(hit) || (hit.control && hit.control === el) ||
-    (el.labels && Array.from(el.labels).includes(hit)) || (el.control && el.control === hit) ||
-    (hit.shadowRoot && hit.contains(el)));
+  const hit = deepHit(x, y);
+  const ok = hit && (hit === el || deepContains(el, hit) || (hit.control && hit.control === el) ||
+    (el.labels && Array.from(el.labels).includes(hit)) || (el.control && el.control === hit));
   if (!ok) {
     const by = hit ? describe(hit, role(hit)) : null;
     return { status: 'covered', x, y, by, what: describe(el, role(el)) };
