@@ -574,7 +574,12 @@ async fn recover_round(
         if !problems.is_empty() {
             let text: Vec<String> = problems
                 .iter()
-                .map(|(pointer, message)| format!("input{pointer}: {message}"))
+                .map(|(pointer, message)| {
+                    format!(
+                        "{}: {message}",
+                        super::plan::pointer_to_field("input", pointer)
+                    )
+                })
                 .collect();
             record.error = Some(format!("invalid-input: {}", text.join("; ")));
             round.actions.push(record);

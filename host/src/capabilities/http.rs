@@ -28,6 +28,14 @@ enum HostMatch {
 #[error("`{0}` is not a host pattern (expected host:port, host:*, or loopback:*)")]
 pub struct BadPattern(pub String);
 
+/// A host as written in a pattern or a URI, compared case-insensitively and
+/// without the brackets of an IPv6 literal.
+fn normalize_host(host: &str) -> String {
+    host.trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_ascii_lowercase()
+}
+
 impl std::str::FromStr for HostPattern {
     type Err = BadPattern;
 
@@ -38,10 +46,7 @@ impl std::str::FromStr for HostPattern {
             "*" => None,
             p => Some(p.parse::<u16>().map_err(|_| bad())?),
         };
-        let host = host
-            .trim_start_matches('[')
-            .trim_end_matches(']')
-            .to_ascii_lowercase();
+        let host = normalize_host(host);
         if host.is_empty() || host.contains('/') || host.contains('*') {
             return Err(bad());
         }
@@ -92,10 +97,7 @@ impl HostPattern {
         if self.port.is_some_and(|p| p != port) {
             return false;
         }
-        let host = host
-            .trim_start_matches('[')
-            .trim_end_matches(']')
-            .to_ascii_lowercase();
+        let host = normalize_host(host);
         match &self.host {
             HostMatch::Loopback => {
                 host == "localhost" || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
@@ -181,10 +183,7 @@ impl HostOwned {
     /// literals reach anything bound to loopback or to all interfaces; another
     /// literal reaches what is bound to it or to all interfaces of its family.
     pub fn covers(&self, host: &str, port: u16) -> bool {
-        let host = host
-            .trim_start_matches('[')
-            .trim_end_matches(']')
-            .to_ascii_lowercase();
+        let host = normalize_host(host);
         let ip = if host == "localhost" || host.ends_with(".localhost") {
             Some(IpAddr::from([127, 0, 0, 1]))
         } else {

@@ -13,7 +13,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Dialect, arg_problem, session_id_schema};
+use super::{Dialect, arg_problem, insert_outcome, session_id_schema};
 use crate::batch::plan::{join_field, key_field};
 use crate::batch::{BatchStatus, ContentItem, Problem, Report, StepReport, StepStatus};
 use crate::plugins::Registry;
@@ -528,15 +528,7 @@ fn step_json(index: usize, step: &StepReport) -> Value {
         "runs": step.attempts,
         "time_ms": step.time_ms,
     });
-    if let Some(v) = &step.value {
-        out["result"] = v.clone();
-    }
-    if let Some(e) = &step.error {
-        out["error"] = json!(e);
-    }
-    if !step.notes.is_empty() {
-        out["notes"] = json!(step.notes);
-    }
+    insert_outcome(&mut out, step);
     out
 }
 

@@ -11,7 +11,7 @@ pub mod single;
 
 use serde_json::{Map, Value};
 
-use crate::batch::{ContentItem, Problem, Report, UnknownPolicy};
+use crate::batch::{ContentItem, Problem, Report, StepReport, UnknownPolicy};
 use crate::plugins::Registry;
 
 /// One batch tool's shape.
@@ -78,6 +78,20 @@ pub fn arg_problem(field: &str, message: impl Into<String>) -> Problem {
         label: None,
         field: field.to_owned(),
         message: message.into(),
+    }
+}
+
+/// Adds a step's outcome to a dialect's rendering of it: `result` (its value),
+/// `error` and `notes`, each only when there is one.
+pub fn insert_outcome(out: &mut Value, step: &StepReport) {
+    if let Some(value) = &step.value {
+        out["result"] = value.clone();
+    }
+    if let Some(error) = &step.error {
+        out["error"] = serde_json::json!(error);
+    }
+    if !step.notes.is_empty() {
+        out["notes"] = serde_json::json!(step.notes);
     }
 }
 

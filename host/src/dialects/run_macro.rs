@@ -12,7 +12,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde_json::{Map, Value, json};
 
 use super::do_steps::{DESKTOP, step_timeout_ms};
-use super::{Dialect, arg_problem, session_id_schema};
+use super::{Dialect, arg_problem, insert_outcome, session_id_schema};
 use crate::batch::plan::{join_field, key_field};
 use crate::batch::{Problem, Report, StepReport};
 use crate::plugins::Registry;
@@ -371,15 +371,7 @@ fn result_json(step: &StepReport) -> Value {
         "attempts": step.attempts,
         "time_ms": step.time_ms,
     });
-    if let Some(value) = &step.value {
-        out["result"] = value.clone();
-    }
-    if let Some(error) = &step.error {
-        out["error"] = json!(error);
-    }
-    if !step.notes.is_empty() {
-        out["notes"] = json!(step.notes);
-    }
+    insert_outcome(&mut out, step);
     out
 }
 
