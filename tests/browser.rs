@@ -98,7 +98,7 @@ async fn a_session_drives_chromium_and_its_end_closes_the_browser() {
     // Ending the session drops the plugin instance; the host deletes the
     // WebDriver session (Chromium quits) and removes the profile.
     let tenant = host
-        .session(Some("wd-rust"))
+        .session(stephost::session::SessionRef::Named("wd-rust"))
         .expect("the session exists")
         .tenant()
         .to_owned();

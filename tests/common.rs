@@ -26,7 +26,7 @@ pub(crate) async fn run(host: &Host, session: Option<&str>, batch: Value) -> Rep
     host.run_batch(
         &batch,
         BatchOptions {
-            session_id: session,
+            session: session.map(stephost::session::SessionRef::Named),
             ..BatchOptions::default()
         },
     )
@@ -51,5 +51,27 @@ pub(crate) fn nettest_dir() -> tempfile::TempDir {
         .join("../plugins/target/wasm32-wasip2/release/nettest.wasm");
     std::fs::copy(&wasm, dir.path().join("nettest.wasm"))
         .expect("nettest component is built by host/build.rs");
+    dir
+}
+
+/// The component `host/build.rs` built for the plugin crate `name` (`rf`,
+/// `nettest`, ...), to install as a third-party file.
+pub(crate) fn built_component(name: &str) -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../plugins/target/wasm32-wasip2/release")
+        .join(format!("{name}.wasm"))
+}
+
+/// A folder holding the built components of `crates`, each as `<crate>.wasm`,
+/// for loading with `plugins.dirs`.
+pub(crate) fn plugins_dir(crates: &[&str]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for name in crates {
+        std::fs::copy(
+            built_component(name),
+            dir.path().join(format!("{name}.wasm")),
+        )
+        .expect("the component is built by host/build.rs");
+    }
     dir
 }

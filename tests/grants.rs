@@ -1,9 +1,12 @@
 //! Capability grants: a plugin that imports outbound HTTP loads only when granted,
 //! and reaches only the destinations its grant lists. Refusals happen in the host
-//! before any connection is made.
+//! before any connection is made. Grants follow what the operator installed (the
+//! built-in bytes, a file, a digest), never only the name a component reports.
 
 mod common;
 
+use std::collections::BTreeMap;
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -15,10 +18,14 @@ use stephost::{BatchOptions, Host};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 fn config(dir: &tempfile::TempDir, http: &[&str]) -> Config {
+    config_in(dir.path(), http)
+}
+
+fn config_in(dir: &Path, http: &[&str]) -> Config {
     let mut config = Config::default();
     config.engine.max_instances = 32;
     config.engine.cache_dir = Some(std::env::temp_dir().join("stephost-test-cache"));
-    config.plugins.dirs.push(dir.path().to_owned());
+    config.plugins.dirs.push(dir.to_owned());
     if !http.is_empty() {
         config.plugins.grants.insert(
             "nettest".into(),
@@ -214,4 +221,333 @@ async fn a_loopback_grant_cannot_reach_the_hosts_own_mcp_server() {
     assert_eq!(hits.load(Ordering::SeqCst), 1);
     shutdown.cancel();
     let _ = serving.await;
+}
+
+/// The error `Host::start` fails with.
+async fn refused(config: Config) -> String {
+    match Host::start(config).await {
+        Ok(host) => panic!(
+            "the host must refuse to start; it loaded {:?}",
+            host.registry().names().collect::<Vec<_>>()
+        ),
+        Err(e) => format!("{e:#}"),
+    }
+}
+
+fn digest(path: &Path) -> String {
+    stephost::engine::sha256_hex(&std::fs::read(path).expect("component readable"))
+}
+
+fn canonical(path: &Path) -> String {
+    path.canonicalize()
+        .expect("path exists")
+        .display()
+        .to_string()
+}
+
+#[tokio::test]
+async fn a_file_claiming_an_enabled_builtin_name_is_refused() {
+    // The built-in rf's own bytes, installed as a file: its describe() says `rf`.
+    let dir = common::plugins_dir(&["rf"]);
+    let file = dir.path().join("rf.wasm");
+    let err = refused(config(&dir, &[])).await;
+    for part in [
+        format!(
+            "two plugins are named `rf`: the built-in one and {}, whose describe() claims the built-in's name",
+            file.display()
+        ),
+        "Give that plugin a name of its own in its describe()".to_owned(),
+        r#"`[plugins] disable = ["rf"]`"#.to_owned(),
+        format!(
+            r#"`[plugins.grants.rf]` with `file = "{}"`"#,
+            canonical(&file)
+        ),
+        "never the built-in's default".to_owned(),
+    ] {
+        assert!(err.contains(&part), "missing {part:?} in: {err}");
+    }
+}
+
+#[tokio::test]
+async fn a_file_claiming_a_disabled_builtin_gets_only_a_grant_naming_it() {
+    let dir = common::plugins_dir(&["rf"]);
+    let file = dir.path().join("rf.wasm");
+    let mut config = config(&dir, &[]);
+    config.plugins.disable.push("rf".into());
+    assert_eq!(
+        config.plugins.grants["rf"].http,
+        ["loopback:*"],
+        "the built-in's default grant is still configured"
+    );
+    // rf imports wasi:http, so without the default grant it cannot load.
+    let err = refused(config.clone()).await;
+    for part in [
+        format!("plugin `rf` ({})", file.display()),
+        "needs the `http` grant".to_owned(),
+        format!(
+            r#"`rf` is the name of a built-in plugin, so this file gets only a grant that names it (add `file = "{}"` there)"#,
+            canonical(&file)
+        ),
+    ] {
+        assert!(err.contains(&part), "missing {part:?} in: {err}");
+    }
+
+    // `builtin = false` leaves every built-in out, and still no default applies.
+    let mut none_built_in = config.clone();
+    none_built_in.plugins.disable.clear();
+    none_built_in.plugins.builtin = false;
+    let err = refused(none_built_in).await;
+    assert!(err.contains("needs the `http` grant"), "{err}");
+
+    // A grant naming the file (relative to its folder) is all it gets.
+    config.plugins.grants.insert(
+        "rf".into(),
+        Grant {
+            http: vec!["127.0.0.1:9".into()],
+            file: Some("rf.wasm".into()),
+            ..Grant::default()
+        },
+    );
+    let host = Host::start(config).await.expect("host starts");
+    let rf = host.registry().get("rf").expect("the replacement rf loads");
+    assert_eq!(rf.info().source, file.display().to_string());
+    assert_eq!(rf.grant().http, ["127.0.0.1:9"], "no loopback:*");
+}
+
+#[tokio::test]
+async fn a_file_claiming_a_disabled_builtin_name_gets_nothing_by_name() {
+    // testkit imports nothing granted, so a copy loads in place of the
+    // disabled built-in; an entry under its name without `file` is not its.
+    let dir = common::plugins_dir(&["testkit"]);
+    let mut config = config(&dir, &[]);
+    config.plugins.disable.push("testkit".into());
+    config.plugins.grants.insert(
+        "testkit".into(),
+        Grant {
+            http: vec!["loopback:*".into()],
+            ..Grant::default()
+        },
+    );
+    let host = Host::start(config).await.expect("host starts");
+    let testkit = host.registry().get("testkit").expect("the copy loads");
+    assert!(
+        testkit.info().source.ends_with("testkit.wasm"),
+        "{}",
+        testkit.info().source
+    );
+    assert_eq!(testkit.grant(), &Grant::default());
+}
+
+#[tokio::test]
+async fn a_grant_with_a_file_applies_only_to_that_file() {
+    let (port, hits) = server("tied").await;
+    let granted = common::plugins_dir(&["nettest"]);
+    let granted_file = granted.path().join("nettest.wasm");
+    let grant = Grant {
+        http: vec![format!("127.0.0.1:{port}")],
+        file: Some(granted_file.clone()),
+        ..Grant::default()
+    };
+
+    // The same bytes in another folder are not the granted file.
+    let other = common::plugins_dir(&["nettest"]);
+    let mut config = config(&other, &[]);
+    config
+        .plugins
+        .grants
+        .insert("nettest".into(), grant.clone());
+    let err = refused(config).await;
+    assert!(err.contains("plugin `nettest`"), "{err}");
+    assert!(err.contains("`http` grant"), "{err}");
+    assert!(
+        err.contains(&format!(
+            "[plugins.grants.nettest] is for the file {}, and this one is {}",
+            granted_file.display(),
+            canonical(&other.path().join("nettest.wasm"))
+        )),
+        "{err}"
+    );
+
+    // The granted file itself, reached through a symlink in another folder and
+    // named with `..`, is: paths are compared canonical.
+    let links = tempfile::tempdir().expect("tempdir");
+    std::os::unix::fs::symlink(&granted_file, links.path().join("nettest.wasm")).expect("symlink");
+    let dotted = granted
+        .path()
+        .join("..")
+        .join(granted.path().file_name().expect("tempdir has a name"))
+        .join("nettest.wasm");
+    let mut config = config_in(links.path(), &[]);
+    config.plugins.grants.insert(
+        "nettest".into(),
+        Grant {
+            file: Some(dotted),
+            ..grant
+        },
+    );
+    let host = Host::start(config).await.expect("host starts");
+    let ok = get(&host, format!("http://127.0.0.1:{port}/")).await;
+    assert_eq!(ok.status, BatchStatus::Passed, "{ok:#?}");
+    assert_eq!(hits.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn a_grant_with_a_wrong_sha256_refuses_the_component() {
+    let dir = common::plugins_dir(&["nettest"]);
+    let actual = digest(&dir.path().join("nettest.wasm"));
+    let wrong = "0".repeat(64);
+    let mut config = config(&dir, &["loopback:*"]);
+    let grant = config.plugins.grants.get_mut("nettest").expect("granted");
+    grant.sha256 = Some(wrong.clone());
+    let err = refused(config.clone()).await;
+    assert!(
+        err.contains(&format!(
+            "plugin `nettest` ({}) has sha256 {actual}, but [plugins.grants.nettest] is tied to sha256 {wrong}",
+            dir.path().join("nettest.wasm").display()
+        )),
+        "{err}"
+    );
+
+    // The right digest, in any case, loads.
+    let grant = config.plugins.grants.get_mut("nettest").expect("granted");
+    grant.sha256 = Some(actual.to_uppercase());
+    let host = Host::start(config).await.expect("host starts");
+    assert!(host.registry().get("nettest").is_some());
+}
+
+#[tokio::test]
+async fn require_pins_refuses_unpinned_third_party_components() {
+    let dir = common::plugins_dir(&["nettest"]);
+    let actual = digest(&dir.path().join("nettest.wasm"));
+    let mut config = config(&dir, &["loopback:*"]);
+    config.plugins.require_pins = true;
+    let err = refused(config.clone()).await;
+    for part in [
+        format!(
+            "plugin `nettest` ({}) is not pinned",
+            dir.path().join("nettest.wasm").display()
+        ),
+        "[plugins] require_pins".to_owned(),
+        format!(r#"add `nettest = "{actual}"` under [plugins.pins]"#),
+        format!(r#"`sha256 = "{actual}"` to its [plugins.grants.nettest]"#),
+    ] {
+        assert!(err.contains(&part), "missing {part:?} in: {err}");
+    }
+
+    // A pin admits it; the built-ins need none.
+    let mut pinned = config.clone();
+    pinned.plugins.pins.insert("nettest".into(), actual.clone());
+    let host = Host::start(pinned).await.expect("host starts");
+    for name in ["nettest", "testkit", "rf", "browser", "desktop"] {
+        assert!(host.registry().get(name).is_some(), "{name} loads");
+    }
+    drop(host);
+
+    // So does a grant's sha256.
+    let mut tied = config.clone();
+    let grant = tied.plugins.grants.get_mut("nettest").expect("granted");
+    grant.sha256 = Some(actual);
+    let host = Host::start(tied).await.expect("host starts");
+    assert!(host.registry().get("nettest").is_some());
+    drop(host);
+
+    // A pin that differs is still refused as changed.
+    let mut wrong = config;
+    wrong.plugins.pins.insert("nettest".into(), "0".repeat(64));
+    let err = refused(wrong).await;
+    assert!(err.contains("[plugins.pins] pins it to"), "{err}");
+}
+
+#[tokio::test]
+async fn builtins_keep_their_default_grants() {
+    let host = common::host().await;
+    let registry = host.registry();
+    let grant = |name: &str| {
+        registry
+            .get(name)
+            .unwrap_or_else(|| panic!("{name} is built in"))
+            .grant()
+            .clone()
+    };
+    assert_eq!(grant("rf").http, ["loopback:*"]);
+    assert!(grant("desktop").desktop);
+    assert!(grant("browser").webdriver);
+    assert_eq!(grant("testkit"), Grant::default());
+    drop(host);
+
+    // A grant that names a file is for a replacement, never for the built-in.
+    let mut config = Config::default();
+    config.engine.max_instances = 32;
+    config.engine.cache_dir = Some(std::env::temp_dir().join("stephost-test-cache"));
+    config.plugins.grants.insert(
+        "rf".into(),
+        Grant {
+            http: vec!["loopback:*".into()],
+            file: Some("/nowhere/rf.wasm".into()),
+            ..Grant::default()
+        },
+    );
+    let err = refused(config).await;
+    assert!(err.contains("plugin `rf` (builtin:rf)"), "{err}");
+    assert!(
+        err.contains("[plugins.grants.rf] names a file, so it does not apply to the built-in"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn a_tenant_grant_naming_another_digest_leaves_the_plugin_unavailable() {
+    let dir = common::plugins_dir(&["nettest"]);
+    let actual = digest(&dir.path().join("nettest.wasm"));
+    let host = Host::start(config(&dir, &["loopback:*"]))
+        .await
+        .expect("host starts");
+    let mut grants = BTreeMap::new();
+    grants.insert(
+        "nettest".to_owned(),
+        Grant {
+            http: vec!["loopback:*".into()],
+            sha256: Some("0".repeat(64)),
+            ..Grant::default()
+        },
+    );
+    let view = host.registry().for_tenant("t1", &["*".into()], &grants);
+    assert!(view.get("nettest").is_none());
+    let reason = view.unavailable("nettest").expect("a reason");
+    assert!(reason.contains("[tenants.grants.nettest]"), "{reason}");
+    assert!(
+        view.get("testkit").is_some(),
+        "other plugins are unaffected"
+    );
+
+    grants.get_mut("nettest").expect("listed").sha256 = Some(actual);
+    let view = host.registry().for_tenant("t1", &["*".into()], &grants);
+    assert!(view.get("nettest").is_some());
+}
+
+#[test]
+fn grant_file_sha256_and_require_pins_parse() {
+    let config = Config::parse(
+        r#"
+[plugins]
+require_pins = true
+
+[plugins.grants.hello]
+http = ["api.example.com:443"]
+file = "hello.wasm"
+sha256 = "ab"
+"#,
+    )
+    .expect("parses");
+    assert!(config.plugins.require_pins);
+    let hello = &config.plugins.grants["hello"];
+    assert_eq!(hello.file.as_deref(), Some(Path::new("hello.wasm")));
+    assert_eq!(hello.sha256.as_deref(), Some("ab"));
+    assert_eq!(config.plugins.grants["rf"].file, None, "defaults kept");
+    let err = Config::parse(
+        "[plugins.grants.hello]
+path = \"x.wasm\"\n",
+    )
+    .expect_err("unknown key");
+    assert!(err.to_string().contains("path"), "{err}");
 }

@@ -447,7 +447,7 @@ async fn cancellation_stops_the_running_step_and_the_rest() {
         .run_batch(
             &json!({"steps": [step("spin", json!({})), step("echo", json!({"value": 1}))]}),
             BatchOptions {
-                session_id: Some("cancel"),
+                session: Some(stephost::session::SessionRef::Named("cancel")),
                 observer: &NoObserver,
                 cancel,
                 ..BatchOptions::default()
@@ -782,5 +782,267 @@ async fn result_report_and_session_sizes_are_capped_by_name() {
         read.status,
         BatchStatus::Invalid,
         "`b` does not exist: {read:#?}"
+    );
+}
+
+/// The reproduction of issue 11: a 1 KiB result, repeated 1,024 times into a second step and
+/// that repeated 8,192 times into a third, once would have asked for 8 GiB.
+fn repeated_reference_attack(as_array_items: bool) -> serde_json::Value {
+    let repeat = |reference: &str, times: usize| {
+        if as_array_items {
+            json!(vec![reference; times])
+        } else {
+            json!(reference.repeat(times))
+        }
+    };
+    json!({"steps": [
+        step("echo", json!({"value": "x".repeat(1_024)})),
+        step("echo", json!({"value": repeat("${STEP_1}", 1_024)})),
+        step("echo", json!({"value": repeat("${STEP_2}", 8_192)})),
+    ]})
+}
+
+#[tokio::test]
+async fn repeated_references_cannot_make_the_host_allocate_an_unbounded_input() {
+    let host = host().await;
+    for (as_array_items, field) in [(false, "input.value"), (true, "input.value[")] {
+        let request = repeated_reference_attack(as_array_items);
+        assert!(request.to_string().len() < 120_000, "a small request");
+        let started = Instant::now();
+        let report = run(&host, None, request).await;
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "refused quickly, took {:?}",
+            started.elapsed()
+        );
+        assert_eq!(report.status, BatchStatus::Failed, "{:?}", report.summary());
+        assert_eq!(report.steps_executed, 3);
+        // The steps before it ran and keep their results.
+        assert_eq!(report.steps[0].status, StepStatus::Passed);
+        assert_eq!(report.steps[0].value, Some(json!("x".repeat(1_024))));
+        assert_eq!(report.steps[1].status, StepStatus::Passed);
+        let second = report.steps[1]
+            .value
+            .as_ref()
+            .expect("step 2 keeps its value");
+        assert!(second.to_string().len() > 1_024 * 1_024, "step 2 is 1 MiB");
+
+        let third = &report.steps[2];
+        assert_eq!(third.status, StepStatus::Failed);
+        assert_eq!(third.attempts, 0, "nothing of the step ran");
+        assert!(third.input.is_none() && third.value.is_none());
+        let error = third.error.as_ref().expect("step 3 fails");
+        assert_eq!(error.code, "input-too-large");
+        assert!(!error.input_fired);
+        for needle in [
+            "step 3: ",
+            field,
+            "substituting `${STEP_2}`",
+            "past limits.max_input_bytes = 16777216",
+            "the step did not run",
+        ] {
+            assert!(
+                error.message.contains(needle),
+                "{needle}: {}",
+                error.message
+            );
+        }
+        let details = error.details.as_ref().expect("details name the limit");
+        assert_eq!(details["limit"], "limits.max_input_bytes");
+        assert_eq!(details["max"], 16_777_216);
+        assert!(
+            details["field"]
+                .as_str()
+                .is_some_and(|f| f.starts_with(field)),
+            "{details}"
+        );
+    }
+    // The host carries on.
+    let after = run(
+        &host,
+        None,
+        json!({"steps": [step("echo", json!({"value": 1}))]}),
+    )
+    .await;
+    assert_eq!(after.status, BatchStatus::Passed);
+}
+
+#[tokio::test]
+async fn a_chained_batch_within_the_input_limit_passes_up_to_the_byte() {
+    // `{"value":"` + 3 × 2,000 bytes + `"}`: the resolved input of step 2.
+    const RESOLVED: u64 = 6_012;
+    let request = json!({"steps": [
+        step("echo", json!({"value": "x".repeat(2_000)})),
+        step("echo", json!({"value": "${STEP_1}${STEP_1}${STEP_1}"})),
+        step("echo", json!({"value": {"a": "${STEP_1}", "n": ["${STEP_2}"]}})),
+    ]});
+    let exact = host_with(|c| c.limits.max_input_bytes = RESOLVED).await;
+    let report = run(&exact, None, request.clone()).await;
+    // Step 3 holds step 2's 6,000 bytes and step 1's 2,000: past the limit.
+    assert_eq!(
+        report.steps[1].status,
+        StepStatus::Passed,
+        "{:?}",
+        report.summary()
+    );
+    let input = report.steps[1].input.as_ref().expect("the resolved input");
+    assert_eq!(input.to_string().len() as u64, RESOLVED);
+    let error = report.steps[2].error.as_ref().expect("step 3 is too large");
+    assert_eq!(error.code, "input-too-large", "{error:?}");
+    assert!(
+        error.message.contains("limits.max_input_bytes = 6012"),
+        "{error:?}"
+    );
+
+    let one_short = host_with(|c| c.limits.max_input_bytes = RESOLVED - 1).await;
+    let report = run(&one_short, None, request.clone()).await;
+    assert_eq!(report.steps[0].status, StepStatus::Passed);
+    let error = report.steps[1].error.as_ref().expect("one byte too many");
+    assert_eq!(error.code, "input-too-large", "{error:?}");
+    assert!(
+        error
+            .message
+            .contains("step 2: input.value: substituting `${STEP_1}`"),
+        "{error:?}"
+    );
+    assert_eq!(report.steps_executed, 2, "the batch stops there");
+
+    let roomy = host().await;
+    let report = run(&roomy, None, request).await;
+    assert_eq!(report.status, BatchStatus::Passed, "{:?}", report.summary());
+    assert_eq!(
+        report.steps[2].value,
+        Some(json!({"a": "x".repeat(2_000), "n": ["x".repeat(6_000)]}))
+    );
+}
+
+#[tokio::test]
+async fn input_nesting_is_capped_as_written_and_once_resolved() {
+    let host = host().await;
+    let nest = |levels: usize, leaf: serde_json::Value| {
+        let mut v = leaf;
+        for _ in 0..levels {
+            v = json!([v]);
+        }
+        v
+    };
+    // 1 level for the input object, 40 for the value: fine as written.
+    let request = json!({"steps": [
+        step("echo", json!({"value": nest(40, json!(1))})),
+        step("echo", json!({"value": nest(30, json!("${STEP_1}"))})),
+    ]});
+    let report = run(&host, None, request).await;
+    assert_eq!(report.steps[0].status, StepStatus::Passed);
+    let error = report.steps[1]
+        .error
+        .as_ref()
+        .expect("too deep once resolved");
+    assert_eq!(error.code, "input-too-deep", "{error:?}");
+    assert!(!error.input_fired);
+    assert!(
+        error.message.starts_with("step 2: input.value[0][0]")
+            && error.message.contains("substituting `${STEP_1}`")
+            && error.message.contains("past limits.max_input_depth = 64"),
+        "{error:?}"
+    );
+
+    let request = json!({"steps": [step("echo", json!({"value": nest(64, json!(1))}))]});
+    let report = run(&host, None, request).await;
+    assert_eq!(report.status, BatchStatus::Invalid);
+    assert_eq!(report.steps_executed, 0);
+    let errors: Vec<String> = report.errors.iter().map(ToString::to_string).collect();
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.starts_with("step 1: steps[0].input.value[0]")
+                && e.contains("more than 64 levels deep, past limits.max_input_depth = 64")),
+        "{errors:#?}"
+    );
+}
+
+#[tokio::test]
+async fn session_variables_too_big_to_substitute_are_refused_before_anything_runs() {
+    let host = host_with(|c| c.limits.max_input_bytes = 10_000).await;
+    let set = json!({"steps": [{"plugin": "testkit", "verb": "echo", "input": {"value": "y".repeat(3_000)}, "assign_to": "big"}]});
+    assert_eq!(
+        run(&host, Some("big"), set).await.status,
+        BatchStatus::Passed
+    );
+    let report = run(
+        &host,
+        Some("big"),
+        json!({"steps": [
+            step("count", json!({})),
+            step("echo", json!({"value": ["${big}", "${big}", "${big}", "${big}"]})),
+        ]}),
+    )
+    .await;
+    assert_eq!(report.status, BatchStatus::Invalid);
+    assert_eq!(report.steps_executed, 0, "not even step 1 ran");
+    let errors: Vec<String> = report.errors.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        errors,
+        [
+            "step 2: steps[1].input.value[3]: `${big}` (3002 bytes) brings the session variables this input substitutes to at least 12008 bytes, past limits.max_input_bytes = 10000; refer to a part of the variable (a path such as `${name.field}`) or store less in it"
+        ]
+    );
+    let fits = run(
+        &host,
+        Some("big"),
+        json!({"steps": [step("echo", json!({"value": ["${big}", "${big}", "${big}"]}))]}),
+    )
+    .await;
+    assert_eq!(fits.status, BatchStatus::Passed, "{:?}", fits.summary());
+}
+
+#[tokio::test]
+async fn a_tenant_cap_on_the_input_size_applies() {
+    use stephost::tenancy::{TenantConfig, TenantLimits, TenantsFile, hash_token};
+    let mut config = stephost::config::Config::default();
+    config.engine.max_instances = 64;
+    config.engine.cache_dir = Some(std::env::temp_dir().join("stephost-test-cache"));
+    let tenant = TenantConfig {
+        id: "small".into(),
+        token_sha256: vec![hash_token("token-small")],
+        plugins: vec!["*".into()],
+        grants: Default::default(),
+        limits: TenantLimits {
+            max_input_bytes: Some(5_000),
+            ..TenantLimits::default()
+        },
+    };
+    let host = stephost::Host::start_with_tenants(
+        config,
+        Some(TenantsFile {
+            tenants: vec![tenant],
+        }),
+    )
+    .await
+    .expect("host starts");
+    let who = host
+        .tenants()
+        .authenticate("token-small")
+        .expect("the token maps to the tenant");
+    let report = host
+        .run_batch(
+            &json!({"steps": [
+                step("echo", json!({"value": "z".repeat(2_000)})),
+                step("echo", json!({"value": "${STEP_1}${STEP_1}${STEP_1}"})),
+            ]}),
+            BatchOptions {
+                tenant: Some(who),
+                ..BatchOptions::default()
+            },
+        )
+        .await;
+    assert_eq!(report.steps[0].status, StepStatus::Passed);
+    let error = report.steps[1]
+        .error
+        .as_ref()
+        .expect("past the tenant's cap");
+    assert_eq!(error.code, "input-too-large", "{error:?}");
+    assert!(
+        error.message.contains("limits.max_input_bytes = 5000"),
+        "{error:?}"
     );
 }

@@ -44,7 +44,7 @@ async fn run(host: &Host, tenant: &str, session: Option<&str>, batch: Value) -> 
         &batch,
         BatchOptions {
             tenant: Some(who(host, tenant)),
-            session_id: session,
+            session: session.map(stephost::session::SessionRef::Named),
             ..BatchOptions::default()
         },
     )

@@ -377,7 +377,7 @@ async fn run_in(host: &Host, session: Option<&str>, request: &Value) -> Report {
     host.run_batch(
         request,
         BatchOptions {
-            session_id: session,
+            session: session.map(stephost::session::SessionRef::Named),
             ..BatchOptions::default()
         },
     )

@@ -16,18 +16,40 @@ use stephost::{BatchOptions, Host};
 #[derive(Parser)]
 #[command(name = "stephost", version, about)]
 struct Cli {
+    #[command(flatten)]
+    host: HostArgs,
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// What the commands that start a host take, before or after the command name
+/// (`stephost --config F serve` and `stephost serve --config F` both work).
+/// Not on `hash-token`, which starts none.
+#[derive(clap::Args, Default, Clone)]
+struct HostArgs {
     /// Configuration file (TOML). Without it, built-in defaults apply.
-    #[arg(long, global = true, env = "STEPHOST_CONFIG")]
+    #[arg(long, env = "STEPHOST_CONFIG")]
     config: Option<PathBuf>,
     /// Also load the `.wasm` components in this directory (repeatable).
-    #[arg(long = "plugins", global = true, value_name = "DIR")]
+    #[arg(long = "plugins", value_name = "DIR")]
     plugin_dirs: Vec<PathBuf>,
     /// Browser for the browser plugin: chromium (default) or firefox. Overrides
     /// `[browser] kind` in the config.
-    #[arg(long, global = true, env = "STEPHOST_BROWSER", value_name = "KIND")]
+    #[arg(long, env = "STEPHOST_BROWSER", value_name = "KIND")]
     browser: Option<stephost::capabilities::webdriver::BrowserKind>,
-    #[command(subcommand)]
-    command: Command,
+}
+
+impl HostArgs {
+    /// These, with `more` (given after the command name) added or winning.
+    fn merged(&self, more: &HostArgs) -> HostArgs {
+        let mut plugin_dirs = self.plugin_dirs.clone();
+        plugin_dirs.extend(more.plugin_dirs.iter().cloned());
+        HostArgs {
+            config: more.config.clone().or_else(|| self.config.clone()),
+            plugin_dirs,
+            browser: more.browser.or(self.browser),
+        }
+    }
 }
 
 #[derive(Subcommand)]
@@ -47,6 +69,8 @@ enum Command {
         /// No progress lines on stderr.
         #[arg(long, short)]
         quiet: bool,
+        #[command(flatten)]
+        host: HostArgs,
     },
     /// Serve MCP: over stdio by default, or streamable HTTP at `http://ADDR/mcp`.
     Serve {
@@ -59,6 +83,8 @@ enum Command {
         /// examples/tenants.toml.
         #[arg(long, value_name = "FILE", requires = "http")]
         tenants: Option<PathBuf>,
+        #[command(flatten)]
+        host: HostArgs,
     },
     /// Print the sha256 of an API token, for a tenants file's `token_sha256`.
     HashToken {
@@ -70,6 +96,8 @@ enum Command {
         /// Print JSON with the full input schemas.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        host: HostArgs,
     },
 }
 
@@ -108,12 +136,18 @@ fn init_logging() {
 }
 
 async fn start_host(cli: &Cli) -> anyhow::Result<Host> {
-    let mut config = match &cli.config {
+    let args = match &cli.command {
+        Command::Run { host, .. } | Command::Serve { host, .. } | Command::Plugins { host, .. } => {
+            cli.host.merged(host)
+        }
+        Command::HashToken { .. } => cli.host.clone(),
+    };
+    let mut config = match &args.config {
         Some(path) => Config::load(path)?,
         None => Config::default(),
     };
-    config.plugins.dirs.extend(cli.plugin_dirs.iter().cloned());
-    if let Some(kind) = cli.browser {
+    config.plugins.dirs.extend(args.plugin_dirs.iter().cloned());
+    if let Some(kind) = args.browser {
         config.browser.kind = kind;
     }
     let tenants = match &cli.command {
@@ -154,8 +188,9 @@ async fn async_main(cli: Cli) -> ExitCode {
             session,
             compact,
             quiet,
+            ..
         } => run(&host, file, session.as_deref(), *compact, *quiet).await,
-        Command::Plugins { json } => plugins(&host, *json),
+        Command::Plugins { json, .. } => plugins(&host, *json),
         Command::Serve { http, .. } => serve(host, *http, shutdown).await,
         Command::HashToken { .. } => Ok(ExitCode::SUCCESS),
     };
@@ -218,7 +253,7 @@ async fn run(
     let observer = Progress;
     let quiet_observer = stephost::batch::NoObserver;
     let opts = BatchOptions {
-        session_id: session,
+        session: session.map(stephost::session::SessionRef::Named),
         observer: if quiet { &quiet_observer } else { &observer },
         ..BatchOptions::default()
     };
@@ -277,10 +312,20 @@ async fn serve(
 ) -> anyhow::Result<ExitCode> {
     match http {
         None => {
+            // On a signal, batches in flight get the drain deadline while the
+            // transport keeps running, so their answers are still written.
+            let deadline = std::time::Duration::from_secs(host.config().server.drain_timeout_s);
+            let drained = async {
+                shutdown.cancelled().await;
+                host.drain(deadline).await;
+                // Let the last answer reach stdout.
+                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            };
             tokio::select! {
-                served = stephost::mcp::serve_stdio(host) => served?,
-                () = shutdown.cancelled() => {}
+                served = stephost::mcp::serve_stdio(host.clone()) => served?,
+                () = drained => {}
             }
+            host.sessions().clear();
         }
         Some(addr) => stephost::mcp::serve_http(host, addr, shutdown).await?,
     }

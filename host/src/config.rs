@@ -51,8 +51,44 @@ pub struct ServerConfig {
     /// a session to the instance that holds it. Default: `$STEPHOST_INSTANCE`,
     /// else `local`.
     pub instance: Option<String>,
-    /// sha256 (hex) of a token required for `/metrics`; open when unset.
+    /// sha256 (hex) of the operator token `/metrics` requires. Without it,
+    /// `/metrics` is open when no tenants file is in force and refused when
+    /// one is (it names tenants and their activity).
     pub metrics_token_sha256: Option<String>,
+    /// How long, after SIGTERM or SIGINT, batches in flight may run on before
+    /// they are cancelled, in seconds. New requests get 503 meanwhile.
+    pub drain_timeout_s: u64,
+    /// Connection-level limits of the HTTP front.
+    pub http: HttpLimits,
+}
+
+/// Connection-level limits of the streamable HTTP front.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct HttpLimits {
+    /// Time a client has to send a request's complete headers, in ms.
+    pub header_read_timeout_ms: u64,
+    /// A connection with no request in flight is closed after this long, in seconds.
+    pub idle_timeout_s: u64,
+    /// Open connections across all peers; past it new connections are closed at once.
+    pub max_connections: usize,
+    /// Open connections from one peer address.
+    pub max_connections_per_peer: usize,
+    /// Largest request body (one JSON-RPC message), in bytes; also the longest
+    /// line the stdio front reads.
+    pub max_body_bytes: usize,
+}
+
+impl Default for HttpLimits {
+    fn default() -> Self {
+        Self {
+            header_read_timeout_ms: 10_000,
+            idle_timeout_s: 60,
+            max_connections: 1_024,
+            max_connections_per_peer: 256,
+            max_body_bytes: 4 * MIB as usize,
+        }
+    }
 }
 
 impl Default for ServerConfig {
@@ -63,6 +99,8 @@ impl Default for ServerConfig {
             batches_per_minute: 6_000,
             instance: None,
             metrics_token_sha256: None,
+            drain_timeout_s: 30,
+            http: HttpLimits::default(),
         }
     }
 }
@@ -109,6 +147,13 @@ pub struct Limits {
     pub max_report_bytes: u64,
     /// Largest total of `assign_to` variables one session may hold, in bytes.
     pub max_session_vars_bytes: u64,
+    /// Largest input one step may have once its `${...}` references are
+    /// substituted, as JSON text in bytes. Checked from the sizes of the
+    /// referenced values before anything is substituted.
+    pub max_input_bytes: u64,
+    /// Deepest nesting of arrays and objects a step's input may have, as
+    /// written and once resolved.
+    pub max_input_depth: usize,
 }
 
 impl Default for Limits {
@@ -126,6 +171,8 @@ impl Default for Limits {
             max_result_bytes: 16 * MIB,
             max_report_bytes: 64 * MIB,
             max_session_vars_bytes: 64 * MIB,
+            max_input_bytes: 16 * MIB,
+            max_input_depth: 64,
         }
     }
 }
@@ -180,12 +227,18 @@ pub struct PluginsConfig {
     pub dirs: Vec<PathBuf>,
     /// What each plugin, by name, may use beyond the basics. A plugin not listed
     /// gets nothing extra. Setting an entry replaces that plugin's default; the
-    /// other defaults stay.
+    /// other defaults stay. An entry's `file` and `sha256` tie it to one
+    /// component, and the defaults reach only the built-in components (see
+    /// `Registry::load`).
     #[serde(deserialize_with = "grants_over_defaults")]
     pub grants: BTreeMap<String, Grant>,
     /// Expected sha256 (hex) of plugins, by name; a component whose bytes
     /// differ is refused at load.
     pub pins: BTreeMap<String, String>,
+    /// Refuse every third-party component that has no pin: for shared hosts,
+    /// where only reviewed bytes may run. A `pins` entry or a `sha256` in the
+    /// grant that applies counts as a pin; built-ins need none.
+    pub require_pins: bool,
 }
 
 impl Default for PluginsConfig {
@@ -196,6 +249,7 @@ impl Default for PluginsConfig {
             dirs: Vec::new(),
             grants: default_grants(),
             pins: BTreeMap::new(),
+            require_pins: false,
         }
     }
 }
@@ -244,8 +298,17 @@ fn default_grants() -> BTreeMap<String, Grant> {
 pub struct SessionsConfig {
     /// A session unused for this long is dropped with its plugin instances, in seconds.
     pub idle_timeout_s: u64,
-    /// Most live sessions.
+    /// Most live sessions, across all tenants.
     pub max_sessions: usize,
+    /// Most live sessions of one tenant whose own `limits.max_sessions` is
+    /// unset. Default: `max_sessions` shared evenly among the tenants, so no
+    /// tenant reaching its cap can fill the host's.
+    pub max_sessions_per_tenant: Option<usize>,
+    /// A session minted for a call that named none is dropped after this long
+    /// unused, in seconds, until a call names its id (then `idle_timeout_s`
+    /// applies). Stateless clients that never pass the id back leave nothing
+    /// behind for long.
+    pub unclaimed_idle_timeout_s: u64,
 }
 
 impl Default for SessionsConfig {
@@ -253,6 +316,8 @@ impl Default for SessionsConfig {
         Self {
             idle_timeout_s: 1_800,
             max_sessions: 1_000,
+            max_sessions_per_tenant: None,
+            unclaimed_idle_timeout_s: 60,
         }
     }
 }
@@ -268,6 +333,11 @@ pub struct McpConfig {
     /// Extra `Host` header values the HTTP server accepts (it accepts loopback
     /// names and the bound address by default, against DNS rebinding).
     pub allowed_hosts: Vec<String>,
+    /// Browser origins (`scheme://host:port`, `:*` for any port) whose requests
+    /// the HTTP server accepts besides loopback ones; a request with any other
+    /// `Origin` header gets 403. Requests without `Origin` (non-browser
+    /// clients) are not affected.
+    pub allowed_origins: Vec<String>,
 }
 
 impl Default for McpConfig {
@@ -276,6 +346,7 @@ impl Default for McpConfig {
             verb_tools: true,
             tool_names: Default::default(),
             allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
         }
     }
 }
@@ -434,6 +505,73 @@ impl Config {
         if l.max_attempts == 0 {
             return invalid("limits.max_attempts", "must be at least 1".into());
         }
+        if l.max_input_bytes == 0 {
+            return invalid("limits.max_input_bytes", "must be at least 1".into());
+        }
+        // Inputs within the depth limit still meet recursive code (serialization, schema
+        // checks, drop); the cap keeps their stack use far below a thread's.
+        const MAX_INPUT_DEPTH: usize = 1_024;
+        if !(1..=MAX_INPUT_DEPTH).contains(&l.max_input_depth) {
+            return invalid(
+                "limits.max_input_depth",
+                format!(
+                    "must be between 1 and {MAX_INPUT_DEPTH}, got {}",
+                    l.max_input_depth
+                ),
+            );
+        }
+        self.validate_serving()
+    }
+
+    /// Checks the session and HTTP front settings.
+    fn validate_serving(&self) -> Result<(), ConfigError> {
+        let invalid = |field, problem: String| Err(ConfigError::Invalid { field, problem });
+        let sessions = &self.sessions;
+        if sessions.max_sessions == 0 {
+            return invalid("sessions.max_sessions", "must be at least 1".into());
+        }
+        if let Some(n) = sessions.max_sessions_per_tenant
+            && (n == 0 || n > sessions.max_sessions)
+        {
+            return invalid(
+                "sessions.max_sessions_per_tenant",
+                format!(
+                    "must be between 1 and sessions.max_sessions ({}), got {n}",
+                    sessions.max_sessions
+                ),
+            );
+        }
+        if sessions.idle_timeout_s == 0 || sessions.unclaimed_idle_timeout_s == 0 {
+            return invalid(
+                "sessions",
+                "idle_timeout_s and unclaimed_idle_timeout_s must be at least 1".into(),
+            );
+        }
+        let http = &self.server.http;
+        if http.header_read_timeout_ms == 0 || http.idle_timeout_s == 0 {
+            return invalid(
+                "server.http",
+                "header_read_timeout_ms and idle_timeout_s must be at least 1".into(),
+            );
+        }
+        if http.max_connections == 0
+            || http.max_connections_per_peer == 0
+            || http.max_connections_per_peer > http.max_connections
+        {
+            return invalid(
+                "server.http.max_connections_per_peer",
+                format!(
+                    "must be between 1 and server.http.max_connections ({}), got {}",
+                    http.max_connections, http.max_connections_per_peer
+                ),
+            );
+        }
+        if http.max_body_bytes < 1024 {
+            return invalid(
+                "server.http.max_body_bytes",
+                format!("must be at least 1024, got {}", http.max_body_bytes),
+            );
+        }
         Ok(())
     }
 
@@ -498,5 +636,20 @@ mod tests {
         assert!(err.to_string().contains("limits.memory_mib"), "{err}");
         let err = Config::parse("[limits]\nstep_timeout_ms = 0\n").expect_err("zero");
         assert!(err.to_string().contains("limits.step_timeout_ms"), "{err}");
+    }
+
+    #[test]
+    fn input_limits_are_range_checked() {
+        for (text, field) in [
+            ("max_input_bytes = 0", "limits.max_input_bytes"),
+            ("max_input_depth = 0", "limits.max_input_depth"),
+            ("max_input_depth = 1025", "limits.max_input_depth"),
+        ] {
+            let err = Config::parse(&format!("[limits]\n{text}\n")).expect_err(text);
+            assert!(err.to_string().contains(field), "{text}: {err}");
+        }
+        let config = Config::parse("[limits]\nmax_input_bytes = 1\nmax_input_depth = 1024\n")
+            .expect("the edges are valid");
+        assert_eq!(config.limits.max_input_bytes, 1);
     }
 }

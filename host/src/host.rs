@@ -2,6 +2,7 @@
 //! CLI and the MCP server share.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
@@ -16,7 +17,7 @@ use crate::capabilities::Services;
 use crate::config::Config;
 use crate::engine::{self, CompileCache, EpochTicker};
 use crate::plugins::{PluginSource, Registry, embedded};
-use crate::session::{Session, SessionError, Sessions};
+use crate::session::{Session, SessionError, SessionRef, SessionTimeouts, Sessions};
 use crate::tenancy::metrics::Gauge;
 use crate::tenancy::{Metrics, ServerQuota, Tenant, Tenants, TenantsFile};
 
@@ -33,6 +34,10 @@ struct Inner {
     sessions: Sessions,
     server_quota: ServerQuota,
     metrics: Metrics,
+    /// Set once shutdown began: new batches are refused.
+    draining: AtomicBool,
+    /// Cancels every running batch when the drain deadline passes.
+    stop_batches: CancellationToken,
     engine: wasmtime::Engine,
     _ticker: EpochTicker,
 }
@@ -41,8 +46,9 @@ struct Inner {
 pub struct BatchOptions<'a> {
     /// The tenant to run for; `None` is the local tenant.
     pub tenant: Option<Arc<Tenant>>,
-    /// The session to run in; `None` creates a fresh one.
-    pub session_id: Option<&'a str>,
+    /// The session to run in; `None` takes the request's `session_id`, else a
+    /// fresh one.
+    pub session: Option<SessionRef<'a>>,
     /// Progress sink.
     pub observer: &'a dyn Observer,
     /// Client cancellation.
@@ -55,7 +61,7 @@ impl Default for BatchOptions<'_> {
     fn default() -> Self {
         Self {
             tenant: None,
-            session_id: None,
+            session: None,
             observer: &NoObserver,
             cancel: CancellationToken::new(),
             policy: UnknownPolicy::Reject,
@@ -89,8 +95,7 @@ impl Host {
         let mut registry = Registry::new(
             &engine,
             cache,
-            config.plugins.grants.clone(),
-            config.plugins.pins.clone(),
+            crate::plugins::LoadPolicy::from_config(&config.plugins),
             services,
         );
         if config.plugins.builtin {
@@ -109,7 +114,7 @@ impl Host {
         if let Some(file) = &tenants {
             file.validate()?;
         }
-        let tenants = Arc::new(Tenants::build(&config, &registry, tenants.as_ref()));
+        let tenants = Arc::new(Tenants::build(&config, &registry, tenants.as_ref())?);
         tracing::info!(
             plugins = registry.names().collect::<Vec<_>>().join(","),
             tenants = tenants.serving().len(),
@@ -117,7 +122,10 @@ impl Host {
             "host ready"
         );
         let sessions = Sessions::new(
-            Duration::from_secs(config.sessions.idle_timeout_s),
+            SessionTimeouts {
+                idle: Duration::from_secs(config.sessions.idle_timeout_s),
+                unclaimed: Duration::from_secs(config.sessions.unclaimed_idle_timeout_s),
+            },
             config.sessions.max_sessions,
             &config.server.instance_name(),
         );
@@ -129,6 +137,8 @@ impl Host {
                 tenants,
                 sessions,
                 metrics: Metrics::default(),
+                draining: AtomicBool::new(false),
+                stop_batches: CancellationToken::new(),
                 engine,
                 _ticker: ticker,
             }),
@@ -178,12 +188,52 @@ impl Host {
         &self.inner.engine
     }
 
-    /// A session of the local tenant by id (created when new), or a fresh one.
-    pub fn session(&self, id: Option<&str>) -> Result<Arc<Session>, SessionError> {
+    /// A session of the local tenant (created when new).
+    pub fn session(&self, which: SessionRef<'_>) -> Result<Arc<Session>, SessionError> {
         let local = self.inner.tenants.local();
-        self.inner
-            .sessions
-            .get_or_create(local.id(), id, local.max_sessions())
+        self.inner.sessions.get_or_create(
+            local.id(),
+            which,
+            local.max_sessions(),
+            local.max_sessions_key(),
+        )
+    }
+
+    /// Orderly shutdown of batches: from now on new batches are refused; those
+    /// running get `deadline` to finish, then are cancelled (each still answers
+    /// with its report, finished steps kept). Returns once none runs, or
+    /// `deadline` plus a grace period for cancelled ones has passed.
+    pub async fn drain(&self, deadline: Duration) -> DrainOutcome {
+        self.inner.draining.store(true, Ordering::SeqCst);
+        let quota = &self.inner.server_quota;
+        let running_at_start = quota.running();
+        let wait_until = |until: Instant| async move {
+            while quota.running() > 0 && Instant::now() < until {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        };
+        wait_until(Instant::now() + deadline).await;
+        let cancelled = quota.running();
+        if cancelled > 0 {
+            tracing::warn!(
+                cancelled,
+                "drain deadline passed: cancelling the batches still running"
+            );
+            self.inner.stop_batches.cancel();
+            // A cancelled batch stops at once unless a host call is blocked;
+            // its step timeout bounds that.
+            wait_until(Instant::now() + CANCEL_GRACE).await;
+        }
+        DrainOutcome {
+            running_at_start,
+            cancelled,
+            still_running: quota.running(),
+        }
+    }
+
+    /// Whether shutdown has begun.
+    pub fn is_draining(&self) -> bool {
+        self.inner.draining.load(Ordering::SeqCst)
     }
 
     /// Validates and runs a generic batch (`{"steps": [...], ...}`) and reports.
@@ -194,10 +244,19 @@ impl Host {
             .clone()
             .unwrap_or_else(|| self.inner.tenants.local().clone());
         let batch_id = new_batch_id();
-        let session_id = opts
-            .session_id
-            .or_else(|| request.get("session_id").and_then(Value::as_str))
-            .map(str::to_owned);
+        let which = opts
+            .session
+            .or_else(|| {
+                request
+                    .get("session_id")
+                    .and_then(Value::as_str)
+                    .map(SessionRef::Named)
+            })
+            .unwrap_or(SessionRef::Fresh);
+        let session_id = match which {
+            SessionRef::Named(id) | SessionRef::Transport(id) => Some(id.to_owned()),
+            SessionRef::Fresh => None,
+        };
         let span = tracing::info_span!(
             "batch",
             tenant = tenant.id(),
@@ -205,7 +264,7 @@ impl Host {
             session = tracing::field::Empty
         );
         let report = self
-            .run_for(&tenant, request, batch_id, session_id, opts, &span)
+            .run_for(&tenant, request, batch_id, (which, session_id), opts, &span)
             .instrument(span.clone())
             .await;
         self.inner.metrics.record_batch(tenant.id(), &report);
@@ -235,7 +294,7 @@ impl Host {
         tenant: &Arc<Tenant>,
         request: &Value,
         batch_id: String,
-        session_id: Option<String>,
+        (which, session_id): (SessionRef<'_>, Option<String>),
         opts: BatchOptions<'_>,
         span: &tracing::Span,
     ) -> Report {
@@ -243,6 +302,19 @@ impl Host {
             .get("steps")
             .and_then(Value::as_array)
             .map_or(0, Vec::len);
+        if self.is_draining() {
+            return Report::rejected(
+                batch_id,
+                session_id,
+                steps_total,
+                StepError {
+                    code: "shutting-down".to_owned(),
+                    message: "this instance is shutting down and takes no new batches; retry in a few seconds (another instance will answer)".to_owned(),
+                    input_fired: false,
+                    details: None,
+                },
+            );
+        }
         let _admission = match tenant.quota().admit(&self.inner.server_quota) {
             Ok(admission) => admission,
             Err(rejection) => {
@@ -269,8 +341,9 @@ impl Host {
         };
         let session = match self.inner.sessions.get_or_create(
             tenant.id(),
-            session_id.as_deref(),
+            which,
             tenant.max_sessions(),
+            tenant.max_sessions_key(),
         ) {
             Ok(session) => session,
             Err(e) => {
@@ -286,14 +359,14 @@ impl Host {
         span.record("session", session.id());
         let mut state = session.lock().await;
         let plan = {
-            let vars = &state.vars;
+            let (vars, var_bytes) = (&state.vars, &state.var_bytes);
             let ctx = PlanContext {
                 registry: tenant.registry(),
                 limits: tenant.limits(),
                 session_vars: &|name| vars.contains_key(name),
                 policy: opts.policy,
             };
-            batch::plan(request, &ctx)
+            batch::plan_with_var_sizes(request, &ctx, &|name| var_bytes.get(name).copied())
         };
         let plan = match plan {
             Ok(plan) => plan,
@@ -306,14 +379,28 @@ impl Host {
                 );
             }
         };
+        // The batch stops for the client's cancellation or for the drain
+        // deadline, whichever comes first.
+        let cancel = self.inner.stop_batches.child_token();
+        let link = tokio::spawn({
+            let client = opts.cancel.clone();
+            let cancel = cancel.clone();
+            async move {
+                tokio::select! {
+                    () = client.cancelled() => cancel.cancel(),
+                    () = cancel.cancelled() => {}
+                }
+            }
+        });
         let run_opts = RunOptions {
             limits: tenant.limits(),
             observer: opts.observer,
-            cancel: opts.cancel,
+            cancel,
             batch_id,
             session_id: Some(session.id().to_owned()),
         };
         let report = batch::run(&plan, &mut state, &run_opts).await;
+        link.abort();
         session.set_instance_count(state.instances.len());
         report
     }
@@ -366,6 +453,20 @@ impl Host {
         });
         self.inner.metrics.render(&gauges)
     }
+}
+
+/// How long batches cancelled at the drain deadline get to hand in their reports.
+const CANCEL_GRACE: Duration = Duration::from_secs(5);
+
+/// What [`Host::drain`] saw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DrainOutcome {
+    /// Batches running when the drain began.
+    pub running_at_start: usize,
+    /// Batches still running at the deadline, which were cancelled.
+    pub cancelled: usize,
+    /// Batches still running when the drain gave up waiting.
+    pub still_running: usize,
 }
 
 fn new_batch_id() -> String {

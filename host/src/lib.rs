@@ -19,4 +19,4 @@ pub mod plugins;
 pub mod session;
 pub mod tenancy;
 
-pub use host::{BatchOptions, Host};
+pub use host::{BatchOptions, DrainOutcome, Host};

@@ -5,6 +5,7 @@ import os
 import re
 import subprocess
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -41,12 +42,17 @@ async def stdio_session(*args):
 
 
 class HttpServer:
-    """`stephost serve --http 127.0.0.1:0`, with the port read from its stderr."""
+    """`stephost serve --http 127.0.0.1:0`, with the port read from its stderr.
 
-    def __init__(self, *args, config=None, serve_args=()):
+    `env` adds environment variables (e.g. `STEPHOST_INSTANCE`); `port` binds a
+    given port instead of a free one (to restart an instance where it was)."""
+
+    def __init__(self, *args, config=None, serve_args=(), env=None, port=0):
         self.args = list(args)
         self.serve_args = list(serve_args)
         self.config = config
+        self.env = dict(env or {})
+        self.port = port
         self.proc = None
         self.url = None
         self._config_file = None
@@ -58,8 +64,8 @@ class HttpServer:
             self._config_file.write(self.config)
             self._config_file.close()
             cmd += ["--config", self._config_file.name]
-        cmd += [*self.args, "serve", "--http", "127.0.0.1:0", *self.serve_args]
-        self.proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, env=server_env(), text=True)
+        cmd += [*self.args, "serve", "--http", f"127.0.0.1:{self.port}", *self.serve_args]
+        self.proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, env=server_env(self.env), text=True)
         deadline = time.monotonic() + 30
         lines = []
         while time.monotonic() < deadline:
@@ -70,9 +76,26 @@ class HttpServer:
             m = re.search(r"at (http://\S+/mcp)", line)
             if m:
                 self.url = m.group(1)
+                self.log = lines
+                # Keep reading stderr, so a chatty server never blocks on a full pipe.
+                threading.Thread(target=self._drain, daemon=True).start()
                 return self
         self.proc.kill()
         raise RuntimeError("server did not start: " + "".join(lines))
+
+    def _drain(self):
+        for line in self.proc.stderr:
+            if len(self.log) < 10_000:
+                self.log.append(line)
+
+    @property
+    def base(self):
+        """`http://127.0.0.1:PORT`, without the `/mcp` path."""
+        return self.url.rsplit("/mcp", 1)[0]
+
+    @property
+    def pid(self):
+        return self.proc.pid
 
     def __exit__(self, *exc):
         self.proc.terminate()
@@ -101,3 +124,165 @@ async def http_session(url, token=None):
         async with ClientSession(read, write) as session:
             await session.initialize()
             yield session
+
+
+@contextlib.asynccontextmanager
+async def http_session_with_id(url, token=None, local_address=None):
+    """Like `http_session`, but yields `(session, get_session_id)`, where
+    `get_session_id()` is the `Mcp-Session-Id` the server minted; `local_address`
+    binds the client's source address (e.g. `127.0.0.2`)."""
+    import httpx
+
+    headers = {"Authorization": f"Bearer {token}"} if token is not None else None
+    transport = httpx.AsyncHTTPTransport(local_address=local_address) if local_address else None
+    client = httpx.AsyncClient(headers=headers, transport=transport, timeout=httpx.Timeout(30, read=300))
+    async with client:
+        async with streamable_http_client(url, http_client=client) as (read, write, get_session_id):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                yield session, get_session_id
+
+
+# --- Raw streamable HTTP -------------------------------------------------------------
+#
+# The stateless 2026-07-28 revision has no `initialize` and no transport session:
+# each POST stands alone. rmcp (`streamable_http_server/tower.rs`) serves a POST
+# statelessly when the request's `_meta` carries
+# `io.modelcontextprotocol/protocolVersion` = 2026-07-28 (plus
+# `io.modelcontextprotocol/clientCapabilities`, both required at that revision),
+# with the `MCP-Protocol-Version: 2026-07-28` header matching it and the SEP-2243
+# routing headers `Mcp-Method` (the JSON-RPC method) and `Mcp-Name` (the tool
+# name, for `tools/call`) matching the body. The POST must accept both
+# `application/json` and `text/event-stream`; the answer comes as an SSE stream
+# (or JSON) holding the JSON-RPC response.
+
+STATELESS_VERSION = "2026-07-28"
+SESSION_VERSION = "2025-11-25"
+ACCEPT = "application/json, text/event-stream"
+
+
+def mcp_messages(text, content_type=""):
+    """The JSON-RPC messages of a streamable-HTTP answer: a JSON body, or the
+    `data:` of each SSE event."""
+    import json
+
+    text = text or ""
+    if "text/event-stream" not in content_type:
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return []
+        return value if isinstance(value, list) else [value]
+    out = []
+    for event in re.split(r"\r?\n\r?\n", text):
+        data = "\n".join(
+            line[5:].removeprefix(" ") for line in re.split(r"\r?\n", event) if line.startswith("data:")
+        )
+        if data.strip():
+            try:
+                out.append(json.loads(data))
+            except ValueError:
+                pass
+    return out
+
+
+def response_for(messages, request_id):
+    """The JSON-RPC response (result or error) to `request_id` among `messages`."""
+    for m in messages:
+        if isinstance(m, dict) and m.get("id") == request_id and ("result" in m or "error" in m):
+            return m
+    return None
+
+
+def stateless_request(method, params, request_id, token=None, extra_headers=None):
+    """Headers and body of one stateless 2026-07-28 request."""
+    params = dict(params or {})
+    meta = dict(params.get("_meta") or {})
+    meta.setdefault("io.modelcontextprotocol/protocolVersion", STATELESS_VERSION)
+    meta.setdefault("io.modelcontextprotocol/clientCapabilities", {})
+    params["_meta"] = meta
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": ACCEPT,
+        "MCP-Protocol-Version": STATELESS_VERSION,
+        "Mcp-Method": method,
+    }
+    if method == "tools/call":
+        headers["Mcp-Name"] = params["name"]
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    headers.update(extra_headers or {})
+    return headers, {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+
+
+class RawResult:
+    """One raw POST's answer: HTTP status, headers, body and the JSON-RPC response."""
+
+    def __init__(self, response, request_id):
+        self.status = response.status_code
+        self.headers = response.headers
+        self.text = response.text
+        self.messages = mcp_messages(self.text, response.headers.get("content-type", ""))
+        self.message = response_for(self.messages, request_id)
+
+    @property
+    def result(self):
+        """The JSON-RPC `result` (a CallToolResult for tools/call), or None."""
+        return (self.message or {}).get("result")
+
+    @property
+    def structured(self):
+        return (self.result or {}).get("structuredContent") or {}
+
+    def __repr__(self):
+        return f"<HTTP {self.status}: {self.text[:600]!r}>"
+
+
+async def stateless_call(client, url, tool, arguments, token=None, request_id=1, timeout=60, extra_headers=None):
+    """One stateless `tools/call` on `client` (an `httpx.AsyncClient`): no
+    session, no `initialize`. Returns a `RawResult`."""
+    headers, body = stateless_request(
+        "tools/call", {"name": tool, "arguments": arguments}, request_id, token, extra_headers
+    )
+    response = await client.post(url, headers=headers, json=body, timeout=timeout)
+    return RawResult(response, request_id)
+
+
+def session_headers(token=None, session_id=None, extra=None):
+    """Headers of a 2025-11-25 request (inside a transport session when
+    `session_id` is given)."""
+    headers = {"Content-Type": "application/json", "Accept": ACCEPT, "MCP-Protocol-Version": SESSION_VERSION}
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    if session_id is not None:
+        headers["Mcp-Session-Id"] = session_id
+    headers.update(extra or {})
+    return headers
+
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {"protocolVersion": SESSION_VERSION, "capabilities": {}, "clientInfo": {"name": "e2e-raw", "version": "1"}},
+}
+
+
+async def raw_session(client, url, token=None):
+    """Opens a 2025-11-25 transport session with raw POSTs (initialize, then
+    `notifications/initialized`); returns its `Mcp-Session-Id`."""
+    response = await client.post(url, headers=session_headers(token), json=INITIALIZE, timeout=30)
+    assert response.status_code == 200, (response.status_code, response.text[:500])
+    session_id = response.headers.get("mcp-session-id")
+    assert session_id, f"no Mcp-Session-Id in {dict(response.headers)}"
+    note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    response = await client.post(url, headers=session_headers(token, session_id), json=note, timeout=30)
+    assert response.status_code in (200, 202), (response.status_code, response.text[:500])
+    return session_id
+
+
+async def session_call(client, url, tool, arguments, token=None, session_id=None, request_id=1, timeout=60):
+    """One `tools/call` inside transport session `session_id`; returns a `RawResult`."""
+    body = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
+    response = await client.post(url, headers=session_headers(token, session_id), json=body, timeout=timeout)
+    return RawResult(response, request_id)

@@ -36,7 +36,8 @@ def server():
     with tempfile.NamedTemporaryFile("w", suffix=".toml") as f:
         f.write(TENANTS)
         f.flush()
-        with HttpServer(serve_args=["--tenants", f.name]) as server:
+        config = f'[server]\nmetrics_token_sha256 = "{sha("ops-secret")}"\n'
+        with HttpServer(config=config, serve_args=["--tenants", f.name]) as server:
             yield server
 
 
@@ -90,7 +91,17 @@ async def test_metrics_are_served_in_prometheus_format(server):
     async with http_session(server.url, "alpha-secret") as a:
         await a.call_tool("testkit_echo", {"value": 1})
     base = server.url.rsplit("/mcp", 1)[0]
-    with urllib.request.urlopen(base + "/metrics", timeout=10) as resp:
+    # Metrics name tenants: a tenant's token does not open them, the operator's does.
+    for token in (None, "alpha-secret"):
+        req = urllib.request.Request(base + "/metrics")
+        if token:
+            req.add_header("Authorization", f"Bearer {token}")
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(req, timeout=10)
+        assert refused.value.code == 401
+    req = urllib.request.Request(base + "/metrics")
+    req.add_header("Authorization", "Bearer ops-secret")
+    with urllib.request.urlopen(req, timeout=10) as resp:
         text = resp.read().decode()
     assert 'stephost_batches_total{tenant="alpha",status="passed"}' in text
     assert "# TYPE stephost_step_duration_seconds histogram" in text

@@ -7,7 +7,9 @@ pub mod report;
 pub mod run;
 pub mod vars;
 
-pub use plan::{OnFailure, Plan, PlanContext, PlannedStep, Problem, RetryPolicy, plan};
+pub use plan::{
+    OnFailure, Plan, PlanContext, PlannedStep, Problem, RetryPolicy, plan, plan_with_var_sizes,
+};
 pub use report::{BatchStatus, ContentItem, Report, StepError, StepReport, StepStatus};
 pub use run::{NoObserver, Observer, RunOptions, run};
 pub use vars::UnknownPolicy;

@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::vars::{self, Target, UnknownPolicy};
+use super::vars::{self, Exceeded, InputLimits, LimitError, Target, UnknownPolicy};
 use crate::config::Limits;
 use crate::plugins::{LoadedPlugin, Registry};
 
@@ -162,6 +162,21 @@ const MAX_LABEL_CHARS: usize = 200;
 
 /// Validates `request` (the generic batch JSON) into a [`Plan`].
 pub fn plan(request: &Value, ctx: &PlanContext<'_>) -> Result<Plan, Vec<Problem>> {
+    plan_with_var_sizes(request, ctx, &|_| None)
+}
+
+/// As [`plan`], knowing the size of each session variable as JSON text in bytes
+/// (`SessionState::var_bytes`; `None` when unknown), so that a step whose references to
+/// them alone would take its resolved input past `limits.max_input_bytes` is refused before
+/// anything runs.
+///
+/// A separate entry rather than a [`PlanContext`] field, so that callers building the
+/// context by hand keep compiling.
+pub fn plan_with_var_sizes(
+    request: &Value,
+    ctx: &PlanContext<'_>,
+    var_bytes: &dyn Fn(&str) -> Option<u64>,
+) -> Result<Plan, Vec<Problem>> {
     let mut problems = Problems::default();
     let Some(obj) = request.as_object() else {
         problems.top("(batch)", "must be a JSON object with a `steps` array");
@@ -230,9 +245,15 @@ pub fn plan(request: &Value, ctx: &PlanContext<'_>) -> Result<Plan, Vec<Problem>
     let mut assigned: BTreeSet<String> = BTreeSet::new();
     let mut steps = Vec::with_capacity(steps_json.len());
     for (index, step) in steps_json.iter().enumerate() {
-        if let Some(planned) =
-            plan_step(index, step, steps_json.len(), &assigned, ctx, &mut problems)
-        {
+        if let Some(planned) = plan_step(
+            index,
+            step,
+            steps_json.len(),
+            &assigned,
+            ctx,
+            var_bytes,
+            &mut problems,
+        ) {
             if let Some(name) = &planned.assign_to {
                 assigned.insert(name.clone());
             }
@@ -327,6 +348,7 @@ fn plan_step(
     total: usize,
     assigned: &BTreeSet<String>,
     ctx: &PlanContext<'_>,
+    var_bytes: &dyn Fn(&str) -> Option<u64>,
     problems: &mut Problems,
 ) -> Option<PlannedStep> {
     let before = problems.0.len();
@@ -476,9 +498,32 @@ fn plan_step(
         }
     };
 
+    // Limits on the input as written. Checked first and without recursion: the walks below
+    // recurse, and only an input within `max_input_depth` is safe to give them.
+    let input_limits = InputLimits {
+        max_bytes: limits.max_input_bytes,
+        max_depth: limits.max_input_depth,
+    };
+    let (written_ok, shallow) = match vars::check_limits(input, input_limits) {
+        Ok(_) => (true, true),
+        Err(e) => {
+            problems.step(
+                index,
+                &label,
+                &e.field_path("input"),
+                written_limit_problem(&e),
+            );
+            (false, !matches!(e.exceeded, Exceeded::Depth { .. }))
+        }
+    };
+
     // References: each must point at an earlier step or a known name.
     let mut has_refs = false;
-    walk_strings(input, &mut String::from("input"), &mut |field, text| {
+    // What the session variables referred to add to the resolved input, at least (parts of a
+    // variable count nothing), and the first reference that takes it past the limit.
+    let mut session_bytes: u64 = 0;
+    let mut session_over: Option<SessionOver> = None;
+    let mut walk = |field: &str, text: &str| {
         let template = match vars::parse_template(text, ctx.policy) {
             Ok(t) => t,
             Err(e) => {
@@ -518,8 +563,30 @@ fn plan_step(
                     }
                 }
                 Target::Name(name) => {
-                    if assigned.contains(name) || (ctx.session_vars)(name) {
+                    if assigned.contains(name) {
+                        // The value is this batch's, of a size unknown until it runs.
                         has_refs = true;
+                    } else if (ctx.session_vars)(name) {
+                        has_refs = true;
+                        let size = var_bytes(name).filter(|_| r.path.is_empty());
+                        if let Some(size) = size {
+                            // Spliced into text, a string loses its quotes; anything else
+                            // only grows when escaped.
+                            let adds = if template.whole_ref().is_some() {
+                                size
+                            } else {
+                                size.saturating_sub(2)
+                            };
+                            session_bytes = session_bytes.saturating_add(adds);
+                            if session_bytes > input_limits.max_bytes && session_over.is_none() {
+                                session_over = Some(SessionOver {
+                                    field: field.to_owned(),
+                                    reference: r.source.clone(),
+                                    size,
+                                    total: session_bytes,
+                                });
+                            }
+                        }
                     } else if ctx.policy == UnknownPolicy::Reject {
                         problems.step(
                             index,
@@ -539,7 +606,22 @@ fn plan_step(
         if ctx.policy == UnknownPolicy::Reject && text.contains("\\${") {
             has_refs = true;
         }
-    });
+    };
+    if shallow {
+        walk_strings(input, &mut String::from("input"), &mut walk);
+    }
+    if let (true, Some(over)) = (written_ok, session_over) {
+        problems.step(
+            index,
+            &label,
+            &over.field,
+            format!(
+                "`{}` ({} bytes) brings the session variables this input substitutes to at least {} bytes, \
+                 past limits.max_input_bytes = {}; refer to a part of the variable (a path such as `${{name.field}}`) or store less in it",
+                over.reference, over.size, over.total, input_limits.max_bytes
+            ),
+        );
+    }
 
     let (plugin, verb) = (plugin?, verb?);
     let Some(spec) = plugin.verb(&verb) else {
@@ -559,6 +641,10 @@ fn plan_step(
         );
         return None;
     };
+    // Schema checks recurse.
+    if !shallow {
+        return None;
+    }
     // Schema check now; fields that hold a reference are checked again once
     // resolved, so their type errors are not reported here.
     let ref_pointers = if has_refs {
@@ -588,6 +674,31 @@ fn plan_step(
         retry,
         always,
     })
+}
+
+/// The first session-variable reference that takes a step's resolved input past
+/// `limits.max_input_bytes`.
+struct SessionOver {
+    /// Field of the string holding it, e.g. `input.value`.
+    field: String,
+    /// The reference as written.
+    reference: String,
+    /// The variable's size.
+    size: u64,
+    /// What the variables referred to so far add up to, at least.
+    total: u64,
+}
+
+/// The message for an input that passes a limit as written.
+fn written_limit_problem(e: &LimitError) -> String {
+    match e.exceeded {
+        Exceeded::Bytes { max, at_least } => format!(
+            "is at least {at_least} bytes as JSON text, past limits.max_input_bytes = {max}"
+        ),
+        Exceeded::Depth { max } => format!(
+            "nests arrays and objects more than {max} levels deep, past limits.max_input_depth = {max}"
+        ),
+    }
 }
 
 fn parse_retry(
@@ -803,5 +914,150 @@ mod tests {
     fn closest_suggests_near_names_only() {
         assert_eq!(closest("ecoh", &["echo", "sleep"]), Some("echo"));
         assert_eq!(closest("navigate", &["echo", "sleep"]), None);
+    }
+
+    /// A host with only the testkit plugin, whose registry the planner checks against.
+    async fn testkit_host(edit: impl FnOnce(&mut Limits)) -> crate::Host {
+        let mut config = crate::config::Config::default();
+        config.engine.max_instances = 8;
+        config.engine.cache_dir = Some(std::env::temp_dir().join("stephost-test-cache"));
+        config.plugins.disable = ["rf", "desktop", "browser"].map(String::from).to_vec();
+        edit(&mut config.limits);
+        match crate::Host::start(config).await {
+            Ok(host) => host,
+            Err(e) => panic!("host starts: {e:#}"),
+        }
+    }
+
+    fn plan_with(
+        host: &crate::Host,
+        request: &Value,
+        session: &[(&str, u64)],
+    ) -> Result<Plan, Vec<Problem>> {
+        let ctx = PlanContext {
+            registry: host.registry(),
+            limits: &host.config().limits,
+            session_vars: &|name| session.iter().any(|(n, _)| *n == name),
+            policy: UnknownPolicy::Reject,
+        };
+        let sizes = |name: &str| session.iter().find(|(n, _)| *n == name).map(|(_, b)| *b);
+        plan_with_var_sizes(request, &ctx, &sizes)
+    }
+
+    /// Built by hand: `json!` would copy `value` through `to_value`, which recurses.
+    fn echo(value: Value) -> Value {
+        let object = |entries: Vec<(&str, Value)>| {
+            Value::Object(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| (k.to_owned(), v))
+                    .collect(),
+            )
+        };
+        object(vec![
+            ("plugin", Value::from("testkit")),
+            ("verb", Value::from("echo")),
+            ("input", object(vec![("value", value)])),
+        ])
+    }
+
+    fn batch(steps: Vec<Value>) -> Value {
+        Value::Object(
+            [("steps".to_owned(), Value::Array(steps))]
+                .into_iter()
+                .collect(),
+        )
+    }
+
+    fn problems(result: Result<Plan, Vec<Problem>>) -> Vec<String> {
+        match result {
+            Ok(_) => panic!("the batch should be refused"),
+            Err(problems) => problems.iter().map(ToString::to_string).collect(),
+        }
+    }
+
+    /// Takes apart a value nested far deeper than serde_json's recursive drop survives.
+    fn drop_nested(mut v: Value) {
+        loop {
+            v = match v {
+                Value::Array(mut items) => items.pop().unwrap_or(Value::Null),
+                Value::Object(mut map) => match map.keys().next().cloned() {
+                    Some(k) => map.remove(&k).unwrap_or(Value::Null),
+                    None => break,
+                },
+                _ => break,
+            };
+        }
+    }
+
+    #[tokio::test]
+    async fn input_limits_hold_for_the_input_as_written_and_for_session_variables() {
+        let host = testkit_host(|l| {
+            l.max_input_bytes = 1_000;
+            l.max_input_depth = 8;
+        })
+        .await;
+
+        let big = serde_json::json!({"steps": [echo(Value::String("x".repeat(2_000)))]});
+        assert_eq!(
+            problems(plan_with(&host, &big, &[])),
+            [
+                "step 1: steps[0].input: is at least 2012 bytes as JSON text, past limits.max_input_bytes = 1000"
+            ]
+        );
+
+        let mut deep = serde_json::json!(1);
+        for _ in 0..8 {
+            deep = Value::Array(vec![deep]);
+        }
+        let request = batch(vec![echo(serde_json::json!({"ok": 1})), echo(deep)]);
+        assert_eq!(
+            problems(plan_with(&host, &request, &[])),
+            [
+                "step 2: steps[1].input.value[0][0][0][0][0][0][0]: nests arrays and objects more than 8 levels deep, past limits.max_input_depth = 8"
+            ]
+        );
+
+        // Whole variables count their size, spliced ones without quotes, paths nothing:
+        // what they add is a lower bound of the resolved size.
+        let session = [("big", 400), ("small", 10)];
+        let request = serde_json::json!({"steps": [echo(serde_json::json!(
+            ["${big}", "${big.part}", "${small}", "x ${big}", "${big}"]
+        ))]});
+        assert_eq!(
+            problems(plan_with(&host, &request, &session)),
+            [
+                "step 1: steps[0].input.value[4]: `${big}` (400 bytes) brings the session variables this input substitutes to at least 1208 bytes, past limits.max_input_bytes = 1000; refer to a part of the variable (a path such as `${name.field}`) or store less in it"
+            ]
+        );
+        let fits = serde_json::json!({"steps": [echo(serde_json::json!(["${big}", "${big}", "${big.part}"]))]});
+        assert!(plan_with(&host, &fits, &session).is_ok());
+        // A name an earlier step assigns is that step's value, of a size not known yet.
+        let reassigned = serde_json::json!({"steps": [
+            {"plugin": "testkit", "verb": "echo", "input": {"value": 1}, "assign_to": "big"},
+            echo(serde_json::json!(["${big}", "${big}", "${big}"])),
+        ]});
+        assert!(plan_with(&host, &reassigned, &session).is_ok());
+    }
+
+    #[tokio::test]
+    async fn a_hostile_depth_is_refused_without_recursing() {
+        let host = testkit_host(|_| {}).await;
+        let mut deep = Value::from("${STEP_1}");
+        for i in 0..200_000 {
+            deep = if i % 2 == 0 {
+                Value::Array(vec![deep])
+            } else {
+                Value::Object([("k".to_owned(), deep)].into_iter().collect())
+            };
+        }
+        let request = batch(vec![echo(Value::from(1)), echo(deep)]);
+        let found = problems(plan_with(&host, &request, &[]));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0].contains("more than 64 levels deep, past limits.max_input_depth = 64"),
+            "{found:?}"
+        );
+        drop_nested(request);
     }
 }

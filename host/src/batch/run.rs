@@ -12,7 +12,7 @@ use tracing::Instrument as _;
 use super::plan::{OnFailure, Plan, PlannedStep};
 use super::recover::{ActionRecord, Proposal, Round};
 use super::report::{BatchStatus, ContentItem, Report, StepError, StepReport, StepStatus};
-use super::vars::{self, Lookup, Scope};
+use super::vars::{self, Exceeded, InputLimits, LimitError, Lookup, ResolveError, Scope};
 use crate::config::Limits;
 use crate::plugins::bindings::exports::stephost::plugin::tool;
 use crate::plugins::bindings::stephost::plugin::types::Content;
@@ -299,6 +299,55 @@ fn content_bytes(content: &[Content]) -> u64 {
         .sum()
 }
 
+/// The limits a step's resolved input must stay within.
+fn input_limits(limits: &Limits) -> InputLimits {
+    InputLimits {
+        max_bytes: limits.max_input_bytes,
+        max_depth: limits.max_input_depth,
+    }
+}
+
+/// The failure code, limit key and limit value of an input limit.
+fn limit_key(exceeded: Exceeded) -> (&'static str, &'static str, u64) {
+    match exceeded {
+        Exceeded::Bytes { max, .. } => ("input-too-large", "limits.max_input_bytes", max),
+        Exceeded::Depth { max } => (
+            "input-too-deep",
+            "limits.max_input_depth",
+            u64::try_from(max).unwrap_or(u64::MAX),
+        ),
+    }
+}
+
+/// The step error for a resolved input past `limits.max_input_bytes` or
+/// `limits.max_input_depth`; `step` is the 1-based step number.
+fn input_limit_error(step: usize, e: &LimitError) -> StepError {
+    let field = e.field_path("input");
+    let cause = match &e.reference {
+        Some(r) => format!("substituting `{r}` would"),
+        // Literal content after earlier substitutions.
+        None => "this literal value would".to_owned(),
+    };
+    let (code, key, max) = limit_key(e.exceeded);
+    let message = match e.exceeded {
+        Exceeded::Bytes { max, at_least } => format!(
+            "step {step}: {field}: {cause} make the resolved input at least {at_least} bytes, \
+             past limits.max_input_bytes = {max}; the step did not run. Refer to a part of \
+             the value (a path such as `${{STEP_1.items[0]}}`) or have the earlier step return less"
+        ),
+        Exceeded::Depth { max } => format!(
+            "step {step}: {field}: {cause} nest the resolved input's arrays and objects more \
+             than {max} levels deep, past limits.max_input_depth = {max}; the step did not run"
+        ),
+    };
+    StepError {
+        code: code.into(),
+        message,
+        input_fired: false,
+        details: Some(serde_json::json!({"limit": key, "max": max, "field": field})),
+    }
+}
+
 /// Resolves a step's input and checks it against the schema again.
 fn prepare_input(
     plan: &Plan,
@@ -306,8 +355,10 @@ fn prepare_input(
     results: &[Option<Result<Value, String>>],
     failed_assignments: &BTreeMap<String, usize>,
     vars: &BTreeMap<String, Value>,
+    limits: &Limits,
 ) -> Result<Value, StepError> {
     if !step.has_refs {
+        // The planner checked the input as written against the same limits.
         return Ok(step.input.clone());
     }
     let scope = BatchScope {
@@ -315,12 +366,16 @@ fn prepare_input(
         vars,
         failed_assignments,
     };
-    let input = vars::resolve(&step.input, &scope, plan.policy).map_err(|e| StepError {
-        code: "unresolved-reference".into(),
-        message: format!("input: {e}"),
-        input_fired: false,
-        details: None,
-    })?;
+    let input = vars::resolve_within(&step.input, &scope, plan.policy, input_limits(limits))
+        .map_err(|e| match e {
+            ResolveError::Var(e) => StepError {
+                code: "unresolved-reference".into(),
+                message: format!("input: {e}"),
+                input_fired: false,
+                details: None,
+            },
+            ResolveError::Limit(e) => input_limit_error(step.index + 1, &e),
+        })?;
     if let Some(verb) = step.plugin.verb(&step.verb) {
         let problems = verb.validate(&input);
         if !problems.is_empty() {
@@ -371,7 +426,14 @@ async fn run_step(
         recovery: Vec::new(),
         notes: Vec::new(),
     };
-    let input = match prepare_input(plan, step, results, failed_assignments, &state.vars) {
+    let input = match prepare_input(
+        plan,
+        step,
+        results,
+        failed_assignments,
+        &state.vars,
+        opts.limits,
+    ) {
         Ok(input) => input,
         Err(error) => {
             report.error = Some(error);
@@ -554,14 +616,30 @@ async fn recover_round(
     round.description = strategy.description.clone();
     for action in &strategy.actions {
         let started = Instant::now();
+        // A proposal comes from the plugin, not the caller, but it is sent and reported the
+        // same way, so the same limits hold; a refused input is not copied into the report.
+        let checked = vars::check_limits(&action.input, input_limits(opts.limits));
         let mut record = ActionRecord {
             verb: action.verb.clone(),
-            input: action.input.clone(),
+            input: match checked {
+                Ok(_) => action.input.clone(),
+                Err(_) => Value::Null,
+            },
             description: action.description.clone(),
             status: "failed",
             error: None,
             time_ms: 0.0,
         };
+        if let Err(e) = checked {
+            let (code, key, max) = limit_key(e.exceeded);
+            record.error = Some(format!(
+                "{code}: {}: {}, past {key} = {max}; not run",
+                e.field_path("input"),
+                e.problem()
+            ));
+            round.actions.push(record);
+            break;
+        }
         let Some(verb) = call.plugin.verb(&action.verb) else {
             record.error = Some(format!(
                 "invalid-input: the `{}` plugin has no verb `{}`",

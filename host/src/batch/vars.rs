@@ -820,62 +820,337 @@ fn collect_into(
 /// [`UnknownPolicy::PassThrough`]. `STEP_N` is host syntax under both policies, so an unknown
 /// step is an error under both. Unavailable targets and paths that lead nowhere are always
 /// errors. Errors carry the field path of the offending string relative to `value`.
+///
+/// Nothing bounds the size of the result: a value repeated by many references is copied as
+/// often. Inputs from callers go through [`resolve_within`] instead.
 pub fn resolve(value: &Value, scope: &dyn Scope, policy: UnknownPolicy) -> Result<Value, VarError> {
     if !contains_refs(value) {
         return Ok(value.clone());
     }
-    resolve_value(value, scope, policy)
+    resolve_value(value, scope, policy, &mut Unmetered, 0).map_err(|fail| match fail {
+        Stop::Var(e) => e,
+        Stop::Limit(never) => match never {},
+    })
 }
 
-fn resolve_value(
+/// As [`resolve`], within `limits`: the size of every piece is counted before it is copied
+/// or spliced, and resolution stops with [`ResolveError::Limit`] at the first piece that would
+/// take the result past `limits.max_bytes` as compact JSON text or nest its arrays and objects
+/// deeper than `limits.max_depth`.
+///
+/// The count is exact: the compact JSON text of a result that comes back (`to_string()`) is
+/// at most `limits.max_bytes` long, and a limit one byte lower refuses it. Literal parts count
+/// as written, a whole reference counts its value's compact JSON size and spliced text counts
+/// as it will be written inside its string, escapes included. Measuring
+/// a referenced value stops as soon as it passes what is left of the budget, so both memory
+/// and work stay bounded by the limit however often a big value is referred to. Unlike
+/// [`resolve`] a value without references is measured too.
+pub fn resolve_within(
     value: &Value,
     scope: &dyn Scope,
     policy: UnknownPolicy,
-) -> Result<Value, VarError> {
+    limits: InputLimits,
+) -> Result<Value, ResolveError> {
+    let mut budget = Budget { limits, used: 0 };
+    resolve_value(value, scope, policy, &mut budget, 0).map_err(|fail| match fail {
+        Stop::Var(e) => ResolveError::Var(e),
+        Stop::Limit(e) => ResolveError::Limit(e),
+    })
+}
+
+/// Why resolution stopped: a reference problem, or a limit of the [`Meter`] in use.
+enum Stop<E> {
+    Var(VarError),
+    Limit(E),
+}
+
+impl<E: Relocate> Stop<E> {
+    fn prepend(self, seg: Seg<'_>) -> Self {
+        match self {
+            Self::Var(e) => Self::Var(e.prepend(seg)),
+            Self::Limit(e) => Self::Limit(e.prepend(seg)),
+        }
+    }
+}
+
+/// Errors that learn their location while they bubble up through nested values.
+trait Relocate {
+    fn prepend(self, seg: Seg<'_>) -> Self;
+}
+
+impl Relocate for std::convert::Infallible {
+    fn prepend(self, _: Seg<'_>) -> Self {
+        match self {}
+    }
+}
+
+impl Relocate for LimitError {
+    fn prepend(mut self, seg: Seg<'_>) -> Self {
+        let mut front = String::new();
+        push_seg(&mut front, seg);
+        self.at = join_path(&front, &self.at);
+        self
+    }
+}
+
+/// Accounts for the output of [`resolve_value`] before it is built. Each call names a piece
+/// of the compact JSON text of the result; together they spell all of it.
+trait Meter {
+    type Error: Relocate;
+    /// An array or object of `len` items, `level` levels deep (the root value is level 1):
+    /// its brackets and commas.
+    fn open(&mut self, level: usize, len: usize) -> Result<(), Self::Error>;
+    /// An object key with its quotes and colon.
+    fn key(&mut self, key: &str) -> Result<(), Self::Error>;
+    /// A literal string with its quotes.
+    fn string(&mut self, s: &str) -> Result<(), Self::Error>;
+    /// The quotes of a string whose content comes in pieces.
+    fn quotes(&mut self) -> Result<(), Self::Error>;
+    /// Literal text inside a string.
+    fn text(&mut self, text: &str) -> Result<(), Self::Error>;
+    /// A literal null, boolean or number.
+    fn scalar(&mut self, value: &Value) -> Result<(), Self::Error>;
+    /// The value of a whole reference `r`, placed inside `depth` arrays and objects.
+    fn whole(&mut self, value: &Value, depth: usize, r: &VarRef) -> Result<(), Self::Error>;
+    /// The value of `r` spliced into a string.
+    fn spliced(&mut self, value: &Value, r: &VarRef) -> Result<(), Self::Error>;
+}
+
+/// No accounting at all, for [`resolve`].
+struct Unmetered;
+
+impl Meter for Unmetered {
+    type Error = std::convert::Infallible;
+    fn open(&mut self, _: usize, _: usize) -> Result<(), Self::Error> {
+        Ok(())
+    }
+    fn key(&mut self, _: &str) -> Result<(), Self::Error> {
+        Ok(())
+    }
+    fn string(&mut self, _: &str) -> Result<(), Self::Error> {
+        Ok(())
+    }
+    fn quotes(&mut self) -> Result<(), Self::Error> {
+        Ok(())
+    }
+    fn text(&mut self, _: &str) -> Result<(), Self::Error> {
+        Ok(())
+    }
+    fn scalar(&mut self, _: &Value) -> Result<(), Self::Error> {
+        Ok(())
+    }
+    fn whole(&mut self, _: &Value, _: usize, _: &VarRef) -> Result<(), Self::Error> {
+        Ok(())
+    }
+    fn spliced(&mut self, _: &Value, _: &VarRef) -> Result<(), Self::Error> {
+        Ok(())
+    }
+}
+
+/// The bytes and depth [`resolve_within`] may still use.
+struct Budget {
+    limits: InputLimits,
+    used: u64,
+}
+
+impl Budget {
+    fn remaining(&self) -> u64 {
+        self.limits.max_bytes.saturating_sub(self.used)
+    }
+
+    fn too_large(&self, at_least: u64, r: Option<&VarRef>) -> LimitError {
+        LimitError {
+            exceeded: Exceeded::Bytes {
+                max: self.limits.max_bytes,
+                at_least,
+            },
+            reference: r.map(|r| r.source.clone()),
+            at: String::new(),
+        }
+    }
+
+    fn too_deep(&self, r: Option<&VarRef>) -> LimitError {
+        LimitError {
+            exceeded: Exceeded::Depth {
+                max: self.limits.max_depth,
+            },
+            reference: r.map(|r| r.source.clone()),
+            at: String::new(),
+        }
+    }
+
+    fn add(&mut self, bytes: u64, r: Option<&VarRef>) -> Result<(), LimitError> {
+        let used = self.used.saturating_add(bytes);
+        if used > self.limits.max_bytes {
+            return Err(self.too_large(used, r));
+        }
+        self.used = used;
+        Ok(())
+    }
+
+    /// Text inside a string; its length is a lower bound of its escaped size, so a text
+    /// that cannot fit is refused without scanning it.
+    fn add_text(&mut self, text: &str, r: Option<&VarRef>) -> Result<(), LimitError> {
+        let raw = text.len() as u64;
+        if raw > self.remaining() {
+            return Err(self.too_large(self.used.saturating_add(raw), r));
+        }
+        self.add(str_bytes(text, Layer::Json), r)
+    }
+
+    fn add_measured(&mut self, measured: Result<u64, Over>, r: &VarRef) -> Result<(), LimitError> {
+        match measured {
+            Ok(bytes) => self.add(bytes, Some(r)),
+            Err(Over::Bytes { at_least }) => {
+                Err(self.too_large(self.used.saturating_add(at_least), Some(r)))
+            }
+            Err(Over::Depth { .. }) => Err(self.too_deep(Some(r))),
+        }
+    }
+}
+
+impl Meter for Budget {
+    type Error = LimitError;
+
+    fn open(&mut self, level: usize, len: usize) -> Result<(), LimitError> {
+        if level > self.limits.max_depth {
+            return Err(self.too_deep(None));
+        }
+        self.add(container_bytes(len), None)
+    }
+
+    fn key(&mut self, key: &str) -> Result<(), LimitError> {
+        self.add(2, None)?;
+        self.add_text(key, None)?;
+        self.add(1, None)
+    }
+
+    fn string(&mut self, s: &str) -> Result<(), LimitError> {
+        self.add(2, None)?;
+        self.add_text(s, None)
+    }
+
+    fn quotes(&mut self) -> Result<(), LimitError> {
+        self.add(2, None)
+    }
+
+    fn text(&mut self, text: &str) -> Result<(), LimitError> {
+        self.add_text(text, None)
+    }
+
+    fn scalar(&mut self, value: &Value) -> Result<(), LimitError> {
+        self.add(scalar_bytes(value), None)
+    }
+
+    fn whole(&mut self, value: &Value, depth: usize, r: &VarRef) -> Result<(), LimitError> {
+        let levels = self.limits.max_depth.saturating_sub(depth);
+        let measured = measure(value, Layer::Json, self.remaining(), levels);
+        self.add_measured(measured, r)
+    }
+
+    fn spliced(&mut self, value: &Value, r: &VarRef) -> Result<(), LimitError> {
+        match value {
+            // Strings are spliced raw, without their quotes.
+            Value::String(s) => self.add_text(s, Some(r)),
+            // Spliced text adds no nesting, however deep the value is.
+            other => {
+                let measured = measure(other, Layer::InString, self.remaining(), usize::MAX);
+                self.add_measured(measured, r)
+            }
+        }
+    }
+}
+
+/// `depth` is how many arrays and objects enclose `value` in the result.
+fn resolve_value<M: Meter>(
+    value: &Value,
+    scope: &dyn Scope,
+    policy: UnknownPolicy,
+    meter: &mut M,
+    depth: usize,
+) -> Result<Value, Stop<M::Error>> {
     match value {
-        Value::String(s) => resolve_str(s, scope, policy),
+        Value::String(s) => resolve_str(s, scope, policy, meter, depth),
         Value::Array(items) => {
+            meter.open(depth + 1, items.len()).map_err(Stop::Limit)?;
             let mut out = Vec::with_capacity(items.len());
             for (i, item) in items.iter().enumerate() {
-                out.push(resolve_value(item, scope, policy).map_err(|e| e.prepend(Seg::Index(i)))?);
+                out.push(
+                    resolve_value(item, scope, policy, meter, depth + 1)
+                        .map_err(|e| e.prepend(Seg::Index(i)))?,
+                );
             }
             Ok(Value::Array(out))
         }
         Value::Object(map) => {
+            meter.open(depth + 1, map.len()).map_err(Stop::Limit)?;
             let mut out = Map::new();
             for (k, item) in map {
-                let v = resolve_value(item, scope, policy).map_err(|e| e.prepend(Seg::Key(k)))?;
+                let v = meter
+                    .key(k)
+                    .map_err(Stop::Limit)
+                    .and_then(|()| resolve_value(item, scope, policy, meter, depth + 1))
+                    .map_err(|e| e.prepend(Seg::Key(k)))?;
                 out.insert(k.clone(), v);
             }
             Ok(Value::Object(out))
         }
-        Value::Null | Value::Bool(_) | Value::Number(_) => Ok(value.clone()),
+        Value::Null | Value::Bool(_) | Value::Number(_) => {
+            meter.scalar(value).map_err(Stop::Limit)?;
+            Ok(value.clone())
+        }
     }
 }
 
-/// Resolves one string value (the root of its own location).
-fn resolve_str(s: &str, scope: &dyn Scope, policy: UnknownPolicy) -> Result<Value, VarError> {
+/// Resolves one string value (the root of its own location). Every piece is metered before
+/// it is copied, so a refused piece is never built.
+fn resolve_str<M: Meter>(
+    s: &str,
+    scope: &dyn Scope,
+    policy: UnknownPolicy,
+    meter: &mut M,
+    depth: usize,
+) -> Result<Value, Stop<M::Error>> {
     if !s.contains("${") {
+        meter.string(s).map_err(Stop::Limit)?;
         return Ok(Value::String(s.to_owned()));
     }
-    let template = parse_template(s, policy)?;
+    let template = parse_template(s, policy).map_err(Stop::Var)?;
     if let Some(r) = template.whole_ref() {
-        return Ok(match lookup(r, scope, policy)? {
-            Some(v) => v.clone(),
-            None => Value::String(s.to_owned()),
-        });
+        return match lookup(r, scope, policy).map_err(Stop::Var)? {
+            Some(v) => {
+                meter.whole(v, depth, r).map_err(Stop::Limit)?;
+                Ok(v.clone())
+            }
+            None => {
+                meter.string(s).map_err(Stop::Limit)?;
+                Ok(Value::String(s.to_owned()))
+            }
+        };
     }
+    meter.quotes().map_err(Stop::Limit)?;
     let mut out = String::with_capacity(s.len());
     for part in &template.parts {
         match part {
-            Part::Text(t) => out.push_str(t),
-            Part::Ref(r) => match lookup(r, scope, policy)? {
-                Some(Value::String(v)) => out.push_str(v),
+            Part::Text(t) => {
+                meter.text(t).map_err(Stop::Limit)?;
+                out.push_str(t);
+            }
+            Part::Ref(r) => match lookup(r, scope, policy).map_err(Stop::Var)? {
                 Some(v) => {
-                    // Writing into a String cannot fail.
-                    let _ = write!(out, "{v}");
+                    meter.spliced(v, r).map_err(Stop::Limit)?;
+                    match v {
+                        Value::String(v) => out.push_str(v),
+                        // Writing into a String cannot fail.
+                        v => {
+                            let _ = write!(out, "{v}");
+                        }
+                    }
                 }
-                None => out.push_str(&r.source),
+                None => {
+                    meter.text(&r.source).map_err(Stop::Limit)?;
+                    out.push_str(&r.source);
+                }
             },
         }
     }
@@ -1051,6 +1326,326 @@ impl fmt::Display for FieldList<'_> {
         }
         Ok(())
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Size and depth limits
+// ---------------------------------------------------------------------------------------------
+
+/// What a step's input may grow to once resolved (`limits.max_input_bytes` and
+/// `limits.max_input_depth` of the host).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InputLimits {
+    /// Largest size as compact JSON text, in bytes.
+    pub max_bytes: u64,
+    /// Deepest nesting of arrays and objects; the input object itself is level 1.
+    pub max_depth: usize,
+}
+
+/// The limit a value would pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exceeded {
+    /// Its compact JSON text would be at least `at_least` bytes, more than `max`. Measuring
+    /// stops at the first piece past the limit, so the whole size is never known.
+    Bytes {
+        /// The limit.
+        max: u64,
+        /// How far the count had got when it stopped; always more than `max`.
+        at_least: u64,
+    },
+    /// Its arrays and objects would nest more than `max` levels deep.
+    Depth {
+        /// The limit.
+        max: usize,
+    },
+}
+
+/// A value that would pass its [`InputLimits`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", LimitDisplay(self))]
+pub struct LimitError {
+    /// Which limit, and by how much.
+    pub exceeded: Exceeded,
+    /// The reference whose value would pass it, as written; `None` when the value's own
+    /// literal content does.
+    pub reference: Option<String>,
+    /// Field path (`items[0].name` style, empty for the root) of the string holding the
+    /// reference, or of the literal piece that passes the limit (for depth, of the first
+    /// array or object too deep).
+    pub at: String,
+}
+
+impl LimitError {
+    /// The location joined under `root`, as [`VarError::field_path`].
+    pub fn field_path(&self, root: &str) -> String {
+        join_path(root, &self.at)
+    }
+
+    /// What would happen, without the reference or the location.
+    pub fn problem(&self) -> String {
+        let what = if self.reference.is_some() {
+            "substituting it would make the input"
+        } else {
+            "the input would be"
+        };
+        match self.exceeded {
+            Exceeded::Bytes { max, at_least } => {
+                format!("{what} at least {at_least} bytes as JSON text, more than {max}")
+            }
+            Exceeded::Depth { max } => {
+                let what = if self.reference.is_some() {
+                    "substituting it would nest the input's"
+                } else {
+                    "the input nests"
+                };
+                format!("{what} arrays and objects more than {max} levels deep")
+            }
+        }
+    }
+}
+
+struct LimitDisplay<'a>(&'a LimitError);
+
+impl fmt::Display for LimitDisplay<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let e = self.0;
+        match &e.reference {
+            Some(r) => write!(f, "`{r}`{}: ", Loc(&e.at))?,
+            None if !e.at.is_empty() => write!(f, "{}: ", e.at)?,
+            None => {}
+        }
+        f.write_str(&e.problem())
+    }
+}
+
+/// Why [`resolve_within`] failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ResolveError {
+    /// A reference could not be parsed or resolved.
+    #[error(transparent)]
+    Var(#[from] VarError),
+    /// The result would pass its limits; nothing past that point was built.
+    #[error(transparent)]
+    Limit(#[from] LimitError),
+}
+
+/// Checks a value as it stands (no references resolved) against `limits` and returns its size
+/// as compact JSON text, `value.to_string().len()`, without building that text. The walk
+/// uses no recursion and stops at the first piece past a limit, so its work is bounded by
+/// `limits.max_bytes` whatever the value holds.
+pub fn check_limits(value: &Value, limits: InputLimits) -> Result<u64, LimitError> {
+    measure(value, Layer::Json, limits.max_bytes, limits.max_depth).map_err(|over| match over {
+        Over::Bytes { at_least } => LimitError {
+            exceeded: Exceeded::Bytes {
+                max: limits.max_bytes,
+                at_least,
+            },
+            reference: None,
+            at: String::new(),
+        },
+        Over::Depth { path } => LimitError {
+            exceeded: Exceeded::Depth {
+                max: limits.max_depth,
+            },
+            reference: None,
+            at: path,
+        },
+    })
+}
+
+/// How the strings of a measured value end up in the JSON text of the result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Layer {
+    /// As JSON values: escaped once.
+    Json,
+    /// Inside the JSON text of a value that is itself spliced into a string, so that text
+    /// is escaped again: `"a"` is written `\"a\"`.
+    InString,
+}
+
+#[derive(Debug)]
+enum Over {
+    /// The count had reached `at_least` when it passed the limit.
+    Bytes { at_least: u64 },
+    /// The first array or object too deep, as a field path relative to the measured value.
+    Depth { path: String },
+}
+
+/// Bytes serde_json writes for the content of string `s` (without its quotes) at `layer`.
+fn str_bytes(s: &str, layer: Layer) -> u64 {
+    s.bytes()
+        .map(|b| match (b, layer) {
+            (b'"' | b'\\', Layer::Json) => 2,
+            (b'"' | b'\\', Layer::InString) => 4,
+            // \b \t \n \f \r
+            (0x08 | 0x09 | 0x0a | 0x0c | 0x0d, Layer::Json) => 2,
+            (0x08 | 0x09 | 0x0a | 0x0c | 0x0d, Layer::InString) => 3,
+            // \u00XX
+            (0x00..=0x1f, Layer::Json) => 6,
+            (0x00..=0x1f, Layer::InString) => 7,
+            _ => 1,
+        })
+        .sum()
+}
+
+/// Both quotes of a string at `layer`.
+fn quote_bytes(layer: Layer) -> u64 {
+    match layer {
+        Layer::Json => 2,
+        Layer::InString => 4,
+    }
+}
+
+/// Brackets and commas of an array or object of `len` items.
+fn container_bytes(len: usize) -> u64 {
+    2 + len.saturating_sub(1) as u64
+}
+
+/// Size of a null, boolean or number; 0 for anything else (strings and containers are
+/// measured piece by piece).
+fn scalar_bytes(value: &Value) -> u64 {
+    match value {
+        Value::Null | Value::Bool(true) => 4,
+        Value::Bool(false) => 5,
+        Value::Number(n) => {
+            let mut count = Count(0);
+            // Counting cannot fail; this is the text serde_json writes, without allocating.
+            let _ = write!(count, "{n}");
+            count.0
+        }
+        Value::String(_) | Value::Array(_) | Value::Object(_) => 0,
+    }
+}
+
+/// A `fmt::Write` that only counts bytes.
+struct Count(u64);
+
+impl fmt::Write for Count {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.0 = self.0.saturating_add(s.len() as u64);
+        Ok(())
+    }
+}
+
+/// An array or object being walked by [`measure`], with the child it is at.
+enum Frame<'v> {
+    Items {
+        iter: std::slice::Iter<'v, Value>,
+        /// Children taken so far; the current one is `taken - 1`.
+        taken: usize,
+    },
+    Entries {
+        iter: serde_json::map::Iter<'v>,
+        key: &'v str,
+    },
+}
+
+/// The compact JSON size of `value` at `layer`, or where it passes `max_bytes` or nests more
+/// than `max_levels` arrays and objects. Iterative, because values built by substitution
+/// can nest deeper than any parser allowed; and every node adds at least one byte, so the
+/// walk takes at most `max_bytes + 1` steps.
+fn measure(value: &Value, layer: Layer, max_bytes: u64, max_levels: usize) -> Result<u64, Over> {
+    let mut size: u64 = 0;
+    let mut stack: Vec<Frame<'_>> = Vec::new();
+    let mut next = Some(value);
+    loop {
+        if let Some(v) = next.take() {
+            let add = match v {
+                Value::String(s) => {
+                    // The raw length is a lower bound of the escaped one: a string that cannot
+                    // fit is refused without scanning it.
+                    let raw = (s.len() as u64).saturating_add(quote_bytes(layer));
+                    if raw > max_bytes.saturating_sub(size) {
+                        return Err(Over::Bytes {
+                            at_least: size.saturating_add(raw),
+                        });
+                    }
+                    quote_bytes(layer) + str_bytes(s, layer)
+                }
+                Value::Array(items) => {
+                    if stack.len() >= max_levels {
+                        return Err(Over::Depth {
+                            path: frames_path(&stack),
+                        });
+                    }
+                    stack.push(Frame::Items {
+                        iter: items.iter(),
+                        taken: 0,
+                    });
+                    container_bytes(items.len())
+                }
+                Value::Object(map) => {
+                    if stack.len() >= max_levels {
+                        return Err(Over::Depth {
+                            path: frames_path(&stack),
+                        });
+                    }
+                    stack.push(Frame::Entries {
+                        iter: map.iter(),
+                        key: "",
+                    });
+                    container_bytes(map.len())
+                }
+                scalar => scalar_bytes(scalar),
+            };
+            size = size.saturating_add(add);
+            if size > max_bytes {
+                return Err(Over::Bytes { at_least: size });
+            }
+        }
+        let Some(frame) = stack.last_mut() else {
+            return Ok(size);
+        };
+        match frame {
+            Frame::Items { iter, taken } => match iter.next() {
+                Some(item) => {
+                    *taken += 1;
+                    next = Some(item);
+                }
+                None => {
+                    stack.pop();
+                }
+            },
+            Frame::Entries { iter, key } => match iter.next() {
+                Some((k, item)) => {
+                    *key = k;
+                    // Quotes, content and colon.
+                    let raw = (k.len() as u64).saturating_add(quote_bytes(layer) + 1);
+                    if raw > max_bytes.saturating_sub(size) {
+                        return Err(Over::Bytes {
+                            at_least: size.saturating_add(raw),
+                        });
+                    }
+                    size = size.saturating_add(quote_bytes(layer) + 1 + str_bytes(k, layer));
+                    if size > max_bytes {
+                        return Err(Over::Bytes { at_least: size });
+                    }
+                    next = Some(item);
+                }
+                None => {
+                    stack.pop();
+                }
+            },
+        }
+    }
+}
+
+/// The field path of the child each frame is at, shortened when long: a path of hostile
+/// keys would otherwise make an error as big as the input.
+fn frames_path(stack: &[Frame<'_>]) -> String {
+    const MAX_PATH_BYTES: usize = 200;
+    let mut path = String::new();
+    for frame in stack {
+        if path.len() > MAX_PATH_BYTES {
+            path.push('…');
+            break;
+        }
+        match frame {
+            Frame::Items { taken, .. } => push_seg(&mut path, Seg::Index(taken.saturating_sub(1))),
+            Frame::Entries { key, .. } => push_seg(&mut path, Seg::Key(key)),
+        }
+    }
+    path
 }
 
 #[cfg(test)]
@@ -1680,6 +2275,273 @@ mod tests {
         assert_eq!(resolve(&v, &scope(), R), Ok(v.clone()));
         assert_eq!(resolve(&v, &scope(), P), Ok(v));
     }
+
+    const ROOMY: InputLimits = InputLimits {
+        max_bytes: u64::MAX,
+        max_depth: usize::MAX,
+    };
+
+    fn limits(max_bytes: u64, max_depth: usize) -> InputLimits {
+        InputLimits {
+            max_bytes,
+            max_depth,
+        }
+    }
+
+    fn limit_err(input: &Value, scope: &TestScope, limits: InputLimits) -> LimitError {
+        match resolve_within(input, scope, R, limits) {
+            Err(ResolveError::Limit(e)) => e,
+            other => panic!("resolving {input} should pass a limit, got {other:?}"),
+        }
+    }
+
+    /// Builds `[[...[leaf]...]]` without recursion.
+    fn nested(levels: usize, leaf: Value) -> Value {
+        let mut v = leaf;
+        for _ in 0..levels {
+            v = Value::Array(vec![v]);
+        }
+        v
+    }
+
+    /// Drops a deeply nested value without recursion; serde_json's own drop recurses.
+    fn drop_nested(mut v: Value) {
+        while let Value::Array(mut items) = v {
+            v = items.pop().unwrap_or(Value::Null);
+        }
+    }
+
+    #[test]
+    fn sizes_are_those_serde_json_writes() {
+        for v in [
+            json!(null),
+            json!(true),
+            json!(false),
+            json!(0),
+            json!(-12345678901234_i64),
+            json!(u64::MAX),
+            json!(1.5e300),
+            json!(-0.000123),
+            json!(""),
+            json!("plain"),
+            json!("quote \" backslash \\ slash / del \u{7f}"),
+            json!("\u{0}\u{1}\u{8}\t\n\u{b}\u{c}\r\u{1f} é 🦀"),
+            json!([]),
+            json!({}),
+            json!([1, [2, [3, {}]], {"k\"ey\n": ["v\u{1}", null]}]),
+            json!({"a": {"b": {"c": "d"}}, "e": [true, false], "": ""}),
+        ] {
+            let want = v.to_string().len() as u64;
+            assert_eq!(check_limits(&v, ROOMY), Ok(want), "{v}");
+            assert_eq!(
+                measure(&v, Layer::Json, u64::MAX, usize::MAX).ok(),
+                Some(want)
+            );
+            // Spliced into a string, a value's JSON text is escaped once more.
+            let spliced = Value::String(v.to_string()).to_string().len() as u64 - 2;
+            assert_eq!(
+                measure(&v, Layer::InString, u64::MAX, usize::MAX).ok(),
+                Some(spliced),
+                "{v} spliced"
+            );
+        }
+    }
+
+    #[test]
+    fn check_limits_stops_at_the_first_piece_past_the_limit() {
+        let v = json!({"a": "x".repeat(100), "b": "y".repeat(1_000_000)});
+        match check_limits(&v, limits(50, 64)) {
+            Err(LimitError {
+                exceeded: Exceeded::Bytes { max: 50, at_least },
+                reference: None,
+                at,
+            }) => {
+                // `{"a":` and the first string: the second was never looked at.
+                assert!(at_least > 50 && at_least < 120, "{at_least}");
+                assert_eq!(at, "");
+            }
+            other => panic!("{other:?}"),
+        }
+        let size = v.to_string().len() as u64;
+        assert_eq!(check_limits(&v, limits(size, 1)), Ok(size));
+        assert!(check_limits(&v, limits(size - 1, 1)).is_err());
+    }
+
+    #[test]
+    fn check_limits_names_the_first_container_too_deep() {
+        let v = json!({"a": [1, {"b c": [[2]]}]});
+        assert_eq!(check_limits(&v, limits(u64::MAX, 5)).map(|_| ()), Ok(()));
+        let e = check_limits(&v, limits(u64::MAX, 4)).err();
+        assert_eq!(
+            e,
+            Some(LimitError {
+                exceeded: Exceeded::Depth { max: 4 },
+                reference: None,
+                at: r#"a[1]["b c"][0]"#.into(),
+            })
+        );
+        assert_eq!(
+            e.map(|e| e.to_string()),
+            Some(
+                r#"a[1]["b c"][0]: the input nests arrays and objects more than 4 levels deep"#
+                    .into()
+            )
+        );
+        // The root counts as level 1.
+        assert!(check_limits(&json!({}), limits(u64::MAX, 0)).is_err());
+        assert_eq!(check_limits(&json!(1), limits(u64::MAX, 0)), Ok(1));
+    }
+
+    #[test]
+    fn depth_is_checked_without_recursion() {
+        // Far deeper than any stack would survive with one frame per level.
+        let deep = nested(1_000_000, json!(1));
+        let e = check_limits(&deep, limits(u64::MAX, 64)).err();
+        assert!(
+            matches!(
+                e,
+                Some(LimitError {
+                    exceeded: Exceeded::Depth { max: 64 },
+                    ..
+                })
+            ),
+            "{e:?}"
+        );
+        // Resolution refuses before it recurses past the limit, too.
+        let input = Value::Array(vec![deep]);
+        let e = limit_err(&input, &TestScope::default(), limits(u64::MAX, 64));
+        assert_eq!(e.exceeded, Exceeded::Depth { max: 64 });
+        assert!(e.at.starts_with("[0][0][0]"), "{}", e.at);
+        drop_nested(input);
+    }
+
+    #[test]
+    fn long_paths_in_depth_errors_are_shortened() {
+        let mut v = json!(1);
+        for _ in 0..100 {
+            v = json!({"k".repeat(50): v});
+        }
+        let e = check_limits(&v, limits(u64::MAX, 64)).err();
+        let at = e.map(|e| e.at).unwrap_or_default();
+        assert!(at.len() < 300 && at.ends_with('…'), "{at}");
+    }
+
+    #[test]
+    fn resolve_within_counts_the_result_exactly() {
+        let s = scope();
+        for input in [
+            json!({"a": "${user}", "b": ["${list}", "n=${n}", "${text}${text}"], "c": 1.25}),
+            json!({"q": "say \"${user.address}\"\n", "e": r"\${n} ${flag}", "z": "${STEP_4}"}),
+            json!(["${weird}", "x ${weird}", {"k\u{1}": "${STEP_2}"}]),
+        ] {
+            let out = resolve(&input, &s, R).unwrap_or_default();
+            let size = out.to_string().len() as u64;
+            assert_eq!(
+                resolve_within(&input, &s, R, limits(size, 64)),
+                Ok(out.clone())
+            );
+            let e = limit_err(&input, &s, limits(size - 1, 64));
+            assert!(
+                matches!(e.exceeded, Exceeded::Bytes { max, at_least } if max == size - 1 && at_least > max),
+                "{e:?}"
+            );
+        }
+        // Under PassThrough what is left as written counts as written.
+        let input = json!({"a": "${unknown}", "b": "x ${unknown} ${n}"});
+        let out = resolve(&input, &s, P).unwrap_or_default();
+        let size = out.to_string().len() as u64;
+        assert_eq!(resolve_within(&input, &s, P, limits(size, 64)), Ok(out));
+        assert!(resolve_within(&input, &s, P, limits(size - 1, 64)).is_err());
+    }
+
+    #[test]
+    fn a_repeated_whole_reference_is_charged_each_time() {
+        let kib = "x".repeat(1_024);
+        let s = TestScope::with_steps([json!(kib)]);
+        // `{"value":[...]}` with its 8,191 commas is 8,203 bytes, and each item 1,026 more:
+        // 40 items fit in 49,743 bytes, 41 do not.
+        let input = json!({"value": vec!["${STEP_1}"; 8_192]});
+        let e = limit_err(&input, &s, limits(49_743, 64));
+        assert_eq!(e.reference.as_deref(), Some("${STEP_1}"));
+        assert_eq!(e.at, "value[40]");
+        assert_eq!(e.field_path("input"), "input.value[40]");
+        assert!(
+            matches!(e.exceeded, Exceeded::Bytes { max: 49_743, at_least } if at_least > 49_743 && at_least <= 49_743 + 1_026),
+            "{e:?}"
+        );
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "`${{STEP_1}}` at value[40]: substituting it would make the input at least {} bytes as JSON text, more than 49743",
+                match e.exceeded {
+                    Exceeded::Bytes { at_least, .. } => at_least,
+                    Exceeded::Depth { .. } => 0,
+                }
+            )
+        );
+    }
+
+    #[test]
+    fn a_repeated_spliced_reference_is_charged_each_time() {
+        let s = TestScope::with_steps([json!("x".repeat(1_024)), json!({"a": "\"q\""})]);
+        let input = json!({"value": "${STEP_1}".repeat(8_192)});
+        let e = limit_err(&input, &s, limits(100_000, 64));
+        assert_eq!(e.reference.as_deref(), Some("${STEP_1}"));
+        assert_eq!(e.at, "value");
+        // A spliced value counts as written inside its string, escapes included.
+        let input = json!({"v": "<${STEP_2}>"});
+        let out = resolve(&input, &s, R).unwrap_or_default();
+        assert_eq!(out, json!({"v": r#"<{"a":"\"q\""}>"#}));
+        let size = out.to_string().len() as u64;
+        assert_eq!(resolve_within(&input, &s, R, limits(size, 64)), Ok(out));
+        assert!(resolve_within(&input, &s, R, limits(size - 1, 64)).is_err());
+    }
+
+    #[test]
+    fn literal_text_after_substitutions_counts_too() {
+        let s = TestScope::with_steps([json!("x".repeat(100))]);
+        let input = json!({"a": "${STEP_1}", "b": "y".repeat(100)});
+        let e = limit_err(&input, &s, limits(150, 64));
+        assert_eq!(e.reference, None);
+        assert_eq!(e.at, "b");
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "b: the input would be at least {} bytes as JSON text, more than 150",
+                match e.exceeded {
+                    Exceeded::Bytes { at_least, .. } => at_least,
+                    Exceeded::Depth { .. } => 0,
+                }
+            )
+        );
+    }
+
+    #[test]
+    fn whole_references_add_their_depth_and_spliced_ones_do_not() {
+        let s = TestScope::with_steps([nested(10, json!("leaf"))]);
+        // The input object and `a` make 2 levels; the value adds 10.
+        let input = json!({"a": ["${STEP_1}"]});
+        assert!(resolve_within(&input, &s, R, limits(u64::MAX, 12)).is_ok());
+        let e = limit_err(&input, &s, limits(u64::MAX, 11));
+        assert_eq!(e.exceeded, Exceeded::Depth { max: 11 });
+        assert_eq!(e.reference.as_deref(), Some("${STEP_1}"));
+        assert_eq!(e.at, "a[0]");
+        assert_eq!(
+            e.to_string(),
+            "`${STEP_1}` at a[0]: substituting it would nest the input's arrays and objects more than 11 levels deep"
+        );
+        let spliced = json!({"a": ["text ${STEP_1}"]});
+        assert!(resolve_within(&spliced, &s, R, limits(u64::MAX, 2)).is_ok());
+    }
+
+    #[test]
+    fn reference_errors_keep_their_type_under_limits() {
+        let e = resolve_within(&json!({"a": ["${nope}"]}), &scope(), R, ROOMY);
+        assert!(
+            matches!(&e, Err(ResolveError::Var(VarError::UnknownName { at, .. })) if at == "a[0]"),
+            "{e:?}"
+        );
+    }
 }
 
 #[cfg(test)]
@@ -1756,6 +2618,57 @@ mod props {
                     .prop_map(|m| Value::Object(m.into_iter().collect())),
             ]
         })
+    }
+
+    fn depth_of(v: &Value) -> usize {
+        match v {
+            Value::Array(items) => 1 + items.iter().map(depth_of).max().unwrap_or(0),
+            Value::Object(map) => 1 + map.values().map(depth_of).max().unwrap_or(0),
+            _ => 0,
+        }
+    }
+
+    /// With room to spare `resolve_within` is `resolve`; its size and depth limits hold
+    /// exactly at the result's own size and depth and fail one below.
+    fn check_budgeted(
+        input: &Value,
+        scope: &TestScope,
+        policy: UnknownPolicy,
+    ) -> Result<(), TestCaseError> {
+        let at = |max_bytes, max_depth| InputLimits {
+            max_bytes,
+            max_depth,
+        };
+        let unbudgeted = resolve(input, scope, policy);
+        let budgeted = resolve_within(input, scope, policy, at(u64::MAX, usize::MAX));
+        prop_assert_eq!(&budgeted, &unbudgeted.clone().map_err(ResolveError::Var));
+        let Ok(out) = unbudgeted else { return Ok(()) };
+        let (size, depth) = (out.to_string().len() as u64, depth_of(&out));
+        prop_assert_eq!(
+            resolve_within(input, scope, policy, at(size, depth)),
+            Ok(out.clone())
+        );
+        let short = resolve_within(input, scope, policy, at(size - 1, usize::MAX));
+        prop_assert!(
+            matches!(&short, Err(ResolveError::Limit(LimitError { exceeded: Exceeded::Bytes { at_least, .. }, .. })) if *at_least > size - 1),
+            "{:?}",
+            short
+        );
+        if depth > 0 {
+            let shallow = resolve_within(input, scope, policy, at(u64::MAX, depth - 1));
+            prop_assert!(
+                matches!(
+                    &shallow,
+                    Err(ResolveError::Limit(LimitError {
+                        exceeded: Exceeded::Depth { .. },
+                        ..
+                    }))
+                ),
+                "{:?}",
+                shallow
+            );
+        }
+        Ok(())
     }
 
     fn scope_with(v: &Value) -> TestScope {
@@ -1843,6 +2756,31 @@ mod props {
                 Ok(out) => prop_assert_eq!(out, v),
                 Err(e) => prop_assert!(matches!(e, VarError::UnknownStep { .. }), "{}", e),
             }
+        }
+
+        #[test]
+        fn resolve_within_agrees_with_resolve_and_counts_exactly(
+            input in json_value(),
+            v in json_value(),
+            policy in policy(),
+        ) {
+            check_budgeted(&input, &scope_with(&v), policy)?;
+        }
+
+        #[test]
+        fn resolve_within_counts_substituted_values_exactly(
+            pieces in prop::collection::vec(
+                prop_oneof![
+                    Just("${v}"), Just("${STEP_2}"), Just("<${v}>"), Just("${s}${n}${v}"),
+                    Just("${v} \"${v}\""), Just("lit\n"), Just(r"\${v}"),
+                ],
+                0..6,
+            ),
+            v in json_value(),
+            policy in policy(),
+        ) {
+            let items: Vec<Value> = pieces.iter().map(|p| json!({"k": [*p]})).collect();
+            check_budgeted(&Value::Array(items), &scope_with(&v), policy)?;
         }
 
         #[test]

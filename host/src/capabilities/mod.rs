@@ -12,6 +12,7 @@ mod log;
 mod stderr;
 pub mod webdriver;
 
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
@@ -82,6 +83,11 @@ impl Capability {
 
 /// What one plugin may use beyond the basics (`[plugins.grants.NAME]` in the
 /// config).
+///
+/// The name alone is what a component says about itself, so `file` and
+/// `sha256` tie a grant to what the operator installed: the registry applies a
+/// grant only to a component whose name matches and, when set, that was loaded
+/// from `file` and whose bytes hash to `sha256`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct Grant {
@@ -92,6 +98,16 @@ pub struct Grant {
     /// A browser session over WebDriver. Implies `wasi:http`, scoped to the
     /// instance's own session URL (the `http` list still governs the rest).
     pub webdriver: bool,
+    /// The component file the grant is for: absolute, or relative to the
+    /// plugins folder the component is found in; compared as canonical paths.
+    /// A grant with a file never applies to a built-in plugin.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<PathBuf>,
+    /// The sha256 (hex) the component's bytes must have; a component the grant
+    /// otherwise applies to that hashes differently is refused at load. Also
+    /// counts as the component's pin for `[plugins] require_pins`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
 }
 
 impl Grant {
@@ -110,11 +126,41 @@ impl Grant {
             })
             .cloned()
             .collect();
+        // The result is still the host's grant for the same component, so it
+        // keeps the host's binding; a tenant's own `file`/`sha256` are checked
+        // by the registry, which knows where the component came from.
         Grant {
             http,
             desktop: self.desktop && narrower.desktop,
             webdriver: self.webdriver && narrower.webdriver,
+            file: self.file.clone(),
+            sha256: self.sha256.clone(),
         }
+    }
+
+    /// Whether `file` names the component loaded from `path` (canonical), found
+    /// in the folder `dir`. Always true without `file`; a `file` that cannot be
+    /// resolved names nothing.
+    pub fn names_file(&self, path: Option<&Path>, dir: Option<&Path>) -> bool {
+        let Some(file) = &self.file else {
+            return true;
+        };
+        let Some(path) = path else {
+            return false;
+        };
+        let wanted = match dir {
+            Some(dir) if file.is_relative() => dir.join(file),
+            _ => file.clone(),
+        };
+        std::fs::canonicalize(&wanted).is_ok_and(|wanted| wanted == path)
+    }
+
+    /// Whether `sha256` accepts a component hashing to `digest`. Always true
+    /// without `sha256`.
+    pub fn digest_matches(&self, digest: &str) -> bool {
+        self.sha256
+            .as_deref()
+            .is_none_or(|pinned| pinned.eq_ignore_ascii_case(digest))
     }
 
     /// Whether this grant covers `capability`.

@@ -18,6 +18,7 @@ use super::catalog::{Catalog, Catalogs};
 use super::notify::Notifier;
 use crate::batch::{ContentItem, NoObserver, Observer, Report};
 use crate::dialects::Dialect;
+use crate::session::SessionRef;
 use crate::tenancy::Tenant;
 use crate::{BatchOptions, Host};
 
@@ -73,15 +74,18 @@ impl StepServer {
         })
     }
 
-    /// The session a call without `session_id` uses: the connection's, else the
-    /// HTTP session's (`Mcp-Session-Id`), else none (a fresh one per call).
-    fn default_session(&self, ctx: &RequestContext<RoleServer>) -> Option<String> {
+    /// The transport session a call without `session_id` uses: the
+    /// connection's (stdio), else the HTTP session's (`Mcp-Session-Id`, whose
+    /// owner the HTTP front has checked), else none (a fresh one per call).
+    /// The host session takes the transport's id as it is, so an id a client
+    /// passes on routes to this instance like the header does.
+    fn transport_session(&self, ctx: &RequestContext<RoleServer>) -> Option<String> {
         if let Some(id) = &self.connection_session {
             return Some(id.clone());
         }
         let parts = ctx.extensions.get::<http::request::Parts>()?;
         let header = parts.headers.get("mcp-session-id")?.to_str().ok()?;
-        Some(format!("mcp-{header}"))
+        Some(header.to_owned())
     }
 
     async fn call(
@@ -90,9 +94,14 @@ impl StepServer {
         args: Map<String, Value>,
         ctx: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let session_id = dialect
-            .session_for(&args)
-            .or_else(|| self.default_session(&ctx));
+        let named = dialect.session_for(&args);
+        let transport = self.transport_session(&ctx);
+        let session = match (&named, &transport) {
+            (Some(id), _) => SessionRef::Named(id),
+            (None, Some(id)) => SessionRef::Transport(id),
+            (None, None) => SessionRef::Fresh,
+        };
+        let session_id = named.clone().or_else(|| transport.clone());
         let tenant = self.tenant(&ctx);
         let report = match dialect.to_batch(&args, tenant.registry()) {
             Ok(batch) => {
@@ -110,7 +119,7 @@ impl StepServer {
                         &batch,
                         BatchOptions {
                             tenant: Some(tenant.clone()),
-                            session_id: session_id.as_deref(),
+                            session: Some(session),
                             observer,
                             cancel: ctx.ct.clone(),
                             policy: dialect.policy(),

@@ -7,4 +7,6 @@ pub mod instance;
 pub mod registry;
 
 pub use instance::{CallBudget, CallOutcome, Fault, PluginInstance};
-pub use registry::{LoadError, LoadedPlugin, PluginInfo, PluginSource, Registry, Verb, VerbInfo};
+pub use registry::{
+    LoadError, LoadPolicy, LoadedPlugin, PluginInfo, PluginSource, Registry, Verb, VerbInfo,
+};

@@ -1,7 +1,7 @@
 //! The plugin registry: loads components, checks what they import, asks each for
 //! its verbs and compiles their input schemas.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -13,8 +13,10 @@ use wasmtime::Engine;
 use wasmtime::component::Component;
 
 use super::bindings::PluginPre;
+use super::embedded;
 use super::instance::{CallBudget, PluginInstance};
 use crate::capabilities::{self, AllowList, Capability, Grant, HostState, Services};
+use crate::config::PluginsConfig;
 use crate::engine::{CompileCache, sha256_hex};
 
 /// Time and fuel allowed for a plugin's `describe` at load.
@@ -86,6 +88,17 @@ pub struct LoadedPlugin {
     services: Arc<Services>,
     component: Component,
     imports: Arc<Vec<(String, Capability)>>,
+    /// The file it was loaded from; `None` for a built-in.
+    file: Option<Arc<ComponentFile>>,
+}
+
+/// Where a third-party component was found, for matching grants' `file`.
+#[derive(Debug)]
+struct ComponentFile {
+    /// Canonical path of the file.
+    canonical: PathBuf,
+    /// The folder it was found in, as given: a relative `file` is relative to it.
+    dir: Option<PathBuf>,
 }
 
 impl LoadedPlugin {
@@ -145,6 +158,7 @@ impl LoadedPlugin {
                     source_name: self.info.source.clone(),
                     import: import.clone(),
                     grant: capability.grant_key().unwrap_or("basic"),
+                    hint: String::new(),
                 });
             }
         }
@@ -170,7 +184,16 @@ impl LoadedPlugin {
             services: self.services.clone(),
             component: self.component.clone(),
             imports: self.imports.clone(),
+            file: self.file.clone(),
         })
+    }
+
+    /// Whether `grant`'s `file` names the file this plugin was loaded from.
+    fn named_by(&self, grant: &Grant) -> bool {
+        match &self.file {
+            Some(file) => grant.names_file(Some(&file.canonical), file.dir.as_deref()),
+            None => grant.file.is_none(),
+        }
     }
 }
 
@@ -211,7 +234,7 @@ pub enum LoadError {
     },
     /// The component imports a capability its grant does not include.
     #[error(
-        "plugin `{plugin}` ({source_name}) imports `{import}`, which needs the `{grant}` grant; it has not been granted (set it under [plugins.grants.{plugin}])"
+        "plugin `{plugin}` ({source_name}) imports `{import}`, which needs the `{grant}` grant; it has not been granted (set it under [plugins.grants.{plugin}]){hint}"
     )]
     NotGranted {
         /// Plugin name.
@@ -222,6 +245,9 @@ pub enum LoadError {
         import: String,
         /// The grant key that would allow it.
         grant: &'static str,
+        /// Why a grant under that name did not apply, if one exists (starts
+        /// with `; `), else empty.
+        hint: String,
     },
     /// The component's digest differs from the one pinned in the config.
     #[error(
@@ -234,6 +260,45 @@ pub enum LoadError {
         source_name: String,
         /// The pinned digest.
         pinned: String,
+        /// The file's digest.
+        actual: String,
+    },
+    /// A third-party component claims the name of a built-in plugin that is
+    /// enabled.
+    #[error(
+        "two plugins are named `{name}`: the built-in one and {source_name}, whose describe() claims the built-in's name; a file may not take the name of an enabled built-in. Give that plugin a name of its own in its describe(), or, to replace the built-in, disable it (`[plugins] disable = [\"{name}\"]`) and grant the file by path (`[plugins.grants.{name}]` with `file = \"{file}\"`): a file taking a built-in's name gets only a grant that names it, never the built-in's default"
+    )]
+    ClaimsBuiltinName {
+        /// Where it came from.
+        source_name: String,
+        /// The name it claims.
+        name: String,
+        /// Its canonical path, for the grant to add.
+        file: PathBuf,
+    },
+    /// The component's digest differs from the one its grant is tied to.
+    #[error(
+        "plugin `{plugin}` ({source_name}) has sha256 {actual}, but [plugins.grants.{plugin}] is tied to sha256 {expected}; refusing a changed component (review it, then update the grant's sha256)"
+    )]
+    GrantDigestMismatch {
+        /// Plugin name.
+        plugin: String,
+        /// Where it came from.
+        source_name: String,
+        /// The grant's digest.
+        expected: String,
+        /// The file's digest.
+        actual: String,
+    },
+    /// `[plugins] require_pins` is set and a third-party component has no pin.
+    #[error(
+        "plugin `{plugin}` ({source_name}) is not pinned, and [plugins] require_pins refuses unpinned third-party components; after reviewing the file, add `{plugin} = \"{actual}\"` under [plugins.pins] (or `sha256 = \"{actual}\"` to its [plugins.grants.{plugin}])"
+    )]
+    Unpinned {
+        /// Plugin name.
+        plugin: String,
+        /// Where it came from.
+        source_name: String,
         /// The file's digest.
         actual: String,
     },
@@ -265,13 +330,53 @@ pub enum LoadError {
     },
 }
 
+/// What the operator decided about which components may load and what they
+/// get: the `[plugins]` keys the registry enforces at load.
+#[derive(Debug, Clone, Default)]
+pub struct LoadPolicy {
+    /// Grants by plugin name (`[plugins.grants]`), applied as [`Registry::load`]
+    /// describes.
+    pub grants: BTreeMap<String, Grant>,
+    /// Expected sha256 (hex) by plugin name (`[plugins.pins]`).
+    pub pins: BTreeMap<String, String>,
+    /// Refuse third-party components with no pin (`[plugins] require_pins`).
+    pub require_pins: bool,
+    /// Names of the plugins built into the binary, loaded or not.
+    pub builtin_names: BTreeSet<String>,
+    /// The built-ins the operator left out: a file may take one of these
+    /// names only when a grant names that file.
+    pub disabled_builtins: BTreeSet<String>,
+}
+
+impl LoadPolicy {
+    /// The policy of `plugins`, with the built-ins of this binary.
+    pub fn from_config(plugins: &PluginsConfig) -> Self {
+        let builtin_names: BTreeSet<String> = embedded::EMBEDDED
+            .iter()
+            .map(|p| p.name.to_owned())
+            .collect();
+        // `builtin = false` leaves every built-in out, as far as replacing one goes.
+        let disabled_builtins = builtin_names
+            .iter()
+            .filter(|name| !plugins.builtin || plugins.disable.contains(name))
+            .cloned()
+            .collect();
+        Self {
+            grants: plugins.grants.clone(),
+            pins: plugins.pins.clone(),
+            require_pins: plugins.require_pins,
+            builtin_names,
+            disabled_builtins,
+        }
+    }
+}
+
 /// Every loaded plugin, by name.
 pub struct Registry {
     plugins: BTreeMap<String, Arc<LoadedPlugin>>,
     /// Plugins loaded on the host but not usable here, with the reason.
     unavailable: BTreeMap<String, String>,
-    grants: BTreeMap<String, Grant>,
-    pins: BTreeMap<String, String>,
+    policy: LoadPolicy,
     engine: Engine,
     cache: Option<CompileCache>,
     services: Arc<Services>,
@@ -283,20 +388,18 @@ impl Registry {
         &self.services
     }
 
-    /// An empty registry; `grants` says what each plugin, by name, may use beyond
-    /// the basics.
+    /// An empty registry; `policy` says which components may load and what
+    /// each may use beyond the basics.
     pub fn new(
         engine: &Engine,
         cache: Option<CompileCache>,
-        grants: BTreeMap<String, Grant>,
-        pins: BTreeMap<String, String>,
+        policy: LoadPolicy,
         services: Arc<Services>,
     ) -> Self {
         Self {
             plugins: BTreeMap::new(),
             unavailable: BTreeMap::new(),
-            grants,
-            pins,
+            policy,
             engine: engine.clone(),
             cache,
             services,
@@ -304,15 +407,34 @@ impl Registry {
     }
 
     /// Loads one component and adds it.
+    ///
+    /// A built-in gets the grant under its name unless that grant names a
+    /// `file`. A file gets the grant under the name its describe() reports only
+    /// when the grant's `file` (if set) is this file; a grant's `sha256` (if set)
+    /// must match or the component is refused. A file may take a built-in's
+    /// name only while that built-in is disabled, and then gets only a grant
+    /// that names the file.
     pub async fn load(&mut self, source: PluginSource<'_>) -> Result<Arc<LoadedPlugin>, LoadError> {
-        let (source_name, bytes): (String, std::borrow::Cow<'_, [u8]>) = match source {
-            PluginSource::Builtin(name, bytes) => (format!("builtin:{name}"), bytes.into()),
+        let read_err = |path: &Path, source| LoadError::Read {
+            path: path.to_owned(),
+            source,
+        };
+        let (source_name, bytes, file): (String, std::borrow::Cow<'_, [u8]>, _) = match source {
+            PluginSource::Builtin(name, bytes) => (format!("builtin:{name}"), bytes.into(), None),
             PluginSource::File(path) => {
-                let bytes = std::fs::read(path).map_err(|source| LoadError::Read {
-                    path: path.to_owned(),
-                    source,
-                })?;
-                (path.display().to_string(), bytes.into())
+                let bytes = std::fs::read(path).map_err(|e| read_err(path, e))?;
+                // Grants name files by canonical path, so a symlink or `..`
+                // neither dodges nor fakes a grant's `file`.
+                let canonical = std::fs::canonicalize(path).map_err(|e| read_err(path, e))?;
+                let file = ComponentFile {
+                    canonical,
+                    dir: path.parent().map(Path::to_owned),
+                };
+                (
+                    path.display().to_string(),
+                    bytes.into(),
+                    Some(Arc::new(file)),
+                )
             }
         };
         let digest = sha256_hex(&bytes);
@@ -337,7 +459,7 @@ impl Registry {
             .and_then(|linker| linker.instantiate_pre(&component))
             .and_then(PluginPre::new)
             .map_err(compile_err)?;
-        let probe = describe(
+        let mut probe = describe(
             &self.engine,
             probe_pre,
             &source_name,
@@ -347,18 +469,24 @@ impl Registry {
             imports,
         )
         .await?;
-        if let Some(pinned) = self.pins.get(probe.name())
-            && !pinned.eq_ignore_ascii_case(&probe.info.sha256)
-        {
-            return Err(LoadError::PinMismatch {
-                plugin: probe.name().to_owned(),
+        probe.file = file;
+        let (grant, hint) = self.grant_for(&probe)?;
+        let plugin = probe.granted(&grant).map_err(|e| match e {
+            LoadError::NotGranted {
+                plugin,
                 source_name,
-                pinned: pinned.clone(),
-                actual: probe.info.sha256.clone(),
-            });
-        }
-        let grant = self.grants.get(probe.name()).cloned().unwrap_or_default();
-        let plugin = probe.granted(&grant)?;
+                import,
+                grant,
+                ..
+            } => LoadError::NotGranted {
+                plugin,
+                source_name,
+                import,
+                grant,
+                hint,
+            },
+            other => other,
+        })?;
         if let Some(existing) = self.plugins.get(plugin.name()) {
             return Err(LoadError::Duplicate {
                 name: plugin.name().to_owned(),
@@ -367,9 +495,93 @@ impl Registry {
             });
         }
         let plugin = Arc::new(plugin);
+        if plugin.file.is_none() {
+            // describe() is the authority on a built-in's name; should it differ
+            // from the crate name, no file may take it either.
+            self.policy.builtin_names.insert(plugin.name().to_owned());
+        }
         self.plugins
             .insert(plugin.name().to_owned(), plugin.clone());
         Ok(plugin)
+    }
+
+    /// The grant `probe` gets under the policy, or why it may not load; with
+    /// a hint for a `NotGranted` error when a grant under its name exists but
+    /// does not apply.
+    fn grant_for(&self, probe: &LoadedPlugin) -> Result<(Grant, String), LoadError> {
+        let name = probe.name();
+        let digest = &probe.info.sha256;
+        let source_name = &probe.info.source;
+        let policy = &self.policy;
+        let entry = policy.grants.get(name);
+        let claims_builtin = probe.file.is_some() && policy.builtin_names.contains(name);
+        if let Some(file) = &probe.file
+            && claims_builtin
+            && !policy.disabled_builtins.contains(name)
+        {
+            return Err(LoadError::ClaimsBuiltinName {
+                source_name: source_name.clone(),
+                name: name.to_owned(),
+                file: file.canonical.clone(),
+            });
+        }
+        if let Some(pinned) = policy.pins.get(name)
+            && !pinned.eq_ignore_ascii_case(digest)
+        {
+            return Err(LoadError::PinMismatch {
+                plugin: name.to_owned(),
+                source_name: source_name.clone(),
+                pinned: pinned.clone(),
+                actual: digest.clone(),
+            });
+        }
+        // An entry without `file` under a built-in's name is the built-in's
+        // grant (its default, or the operator's version of it): never for a
+        // file that merely reports the same name.
+        let applies = entry.filter(|g| probe.named_by(g) && (!claims_builtin || g.file.is_some()));
+        if let Some(grant) = applies
+            && let Some(expected) = &grant.sha256
+            && !grant.digest_matches(digest)
+        {
+            return Err(LoadError::GrantDigestMismatch {
+                plugin: name.to_owned(),
+                source_name: source_name.clone(),
+                expected: expected.clone(),
+                actual: digest.clone(),
+            });
+        }
+        let pinned = policy.pins.contains_key(name) || applies.is_some_and(|g| g.sha256.is_some());
+        if probe.file.is_some() && policy.require_pins && !pinned {
+            return Err(LoadError::Unpinned {
+                plugin: name.to_owned(),
+                source_name: source_name.clone(),
+                actual: digest.clone(),
+            });
+        }
+        let wanted_file = entry.and_then(|g| g.file.as_ref());
+        let hint = match (applies, wanted_file, &probe.file) {
+            (Some(_), _, _) => String::new(),
+            (None, Some(wanted), Some(file)) => {
+                let wanted = match &file.dir {
+                    Some(dir) if wanted.is_relative() => dir.join(wanted),
+                    _ => wanted.clone(),
+                };
+                format!(
+                    "; [plugins.grants.{name}] is for the file {}, and this one is {}",
+                    wanted.display(),
+                    file.canonical.display()
+                )
+            }
+            (None, Some(_), None) => format!(
+                "; [plugins.grants.{name}] names a file, so it does not apply to the built-in"
+            ),
+            (None, None, Some(file)) if claims_builtin => format!(
+                "; `{name}` is the name of a built-in plugin, so this file gets only a grant that names it (add `file = \"{}\"` there), never the built-in's",
+                file.canonical.display()
+            ),
+            (None, None, _) => String::new(),
+        };
+        Ok((applies.cloned().unwrap_or_default(), hint))
     }
 
     /// Loads every `.wasm` file in `dir`, in name order.
@@ -416,8 +628,10 @@ impl Registry {
         let mut view = Registry {
             plugins: BTreeMap::new(),
             unavailable: BTreeMap::new(),
-            grants: BTreeMap::new(),
-            pins: self.pins.clone(),
+            policy: LoadPolicy {
+                grants: BTreeMap::new(),
+                ..self.policy.clone()
+            },
             engine: self.engine.clone(),
             cache: self.cache.clone(),
             services: self.services.clone(),
@@ -428,6 +642,19 @@ impl Registry {
                     name.clone(),
                     format!("plugin `{name}` is not enabled for tenant `{tenant}`"),
                 );
+                continue;
+            }
+            // A tenant's `file` and `sha256` narrow too: the tenant uses the
+            // plugin only if it is the component they name.
+            if let Some(narrower) = grants.get(name)
+                && (!plugin.named_by(narrower) || !narrower.digest_matches(&plugin.info.sha256))
+            {
+                let reason = format!(
+                    "for tenant `{tenant}`: plugin `{name}` ({}, sha256 {}) is not the component [tenants.grants.{name}] names by file or sha256",
+                    plugin.info.source, plugin.info.sha256
+                );
+                tracing::warn!(tenant, plugin = %name, "{reason}");
+                view.unavailable.insert(name.clone(), reason);
                 continue;
             }
             let effective = match grants.get(name) {
@@ -448,7 +675,7 @@ impl Registry {
                         .insert(name.clone(), format!("for tenant `{tenant}`: {e}"));
                 }
             }
-            view.grants.insert(name.clone(), effective);
+            view.policy.grants.insert(name.clone(), effective);
         }
         view
     }
@@ -516,6 +743,7 @@ async fn describe(
         services: services.clone(),
         component: component.clone(),
         imports: Arc::new(Vec::new()),
+        file: None,
     });
     let budget = CallBudget {
         deadline: Instant::now() + DESCRIBE_TIMEOUT,
@@ -590,6 +818,7 @@ async fn describe(
         services,
         component,
         imports: Arc::new(imports),
+        file: None,
     })
 }
 

@@ -11,6 +11,15 @@ use axum::response::{IntoResponse, Response};
 
 use super::{Tenant, Tenants};
 
+/// The token of an `Authorization: Bearer <token>` header. The scheme is
+/// case-insensitive (RFC 9110 section 11.1), so `BEARER` and `bearer` work too.
+pub fn bearer_token(headers: &axum::http::HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.trim_start().split_once(' ')?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+}
+
 /// Resolves the caller's tenant and stores it in the request's extensions
 /// (`Arc<Tenant>`), where the MCP handler finds it; refuses the request with
 /// 401 otherwise.
@@ -19,15 +28,7 @@ pub async fn require_tenant(
     mut request: Request,
     next: Next,
 ) -> Response {
-    let token = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| {
-            v.strip_prefix("Bearer ")
-                .or_else(|| v.strip_prefix("bearer "))
-        })
-        .map(str::trim);
+    let token = bearer_token(request.headers());
     let Some(tenant) = token.and_then(|t| tenants.authenticate(t)) else {
         let why = if token.is_some() {
             "invalid bearer token"
@@ -44,4 +45,28 @@ pub async fn require_tenant(
     };
     request.extensions_mut().insert::<Arc<Tenant>>(tenant);
     next.run(request).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(value: &str) -> axum::http::HeaderMap {
+        let mut headers = axum::http::HeaderMap::new();
+        headers.insert(
+            header::AUTHORIZATION,
+            axum::http::HeaderValue::from_str(value).expect("valid header"),
+        );
+        headers
+    }
+
+    #[test]
+    fn the_scheme_is_case_insensitive() {
+        for value in ["Bearer tok", "bearer tok", "BEARER tok", "BeArEr   tok "] {
+            assert_eq!(bearer_token(&headers(value)), Some("tok"), "{value}");
+        }
+        for value in ["Basic tok", "Bearer", "Bearer   ", "Bearertok"] {
+            assert_eq!(bearer_token(&headers(value)), None, "{value}");
+        }
+    }
 }

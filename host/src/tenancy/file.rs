@@ -63,6 +63,8 @@ pub struct TenantLimits {
     pub max_report_bytes: Option<u64>,
     /// Largest total of a session's `assign_to` variables, in bytes.
     pub max_session_vars_bytes: Option<u64>,
+    /// Largest resolved input of one step, in bytes.
+    pub max_input_bytes: Option<u64>,
     /// Batches running at once.
     pub max_concurrent_batches: Option<usize>,
     /// Live sessions.
@@ -89,6 +91,22 @@ pub enum TenantsError {
         path: PathBuf,
         /// Why.
         source: Box<toml::de::Error>,
+    },
+    /// The file lists no tenant: serving it would mean serving nobody, or,
+    /// worse, everybody without authentication.
+    #[error(
+        "the tenants file lists no tenants: add a [[tenants]] entry, or leave out --tenants to serve one local tenant without authentication on loopback"
+    )]
+    NoTenants,
+    /// The tenants' session caps add up to more than the host's.
+    #[error(
+        "the tenants' session caps (limits.max_sessions, else sessions.max_sessions_per_tenant) add up to {total}, past sessions.max_sessions = {host}; raise sessions.max_sessions or lower the tenants' caps, so that no tenant at its own cap can fill the host"
+    )]
+    SessionCapsExceedHost {
+        /// Sum of the tenants' caps.
+        total: usize,
+        /// `sessions.max_sessions`.
+        host: usize,
     },
     /// A value is wrong.
     #[error("tenants file: tenant `{tenant}`: {problem}")]
@@ -117,6 +135,9 @@ impl TenantsFile {
 
     /// Checks ids, hashes and grants.
     pub fn validate(&self) -> Result<(), TenantsError> {
+        if self.tenants.is_empty() {
+            return Err(TenantsError::NoTenants);
+        }
         let mut seen_ids = std::collections::BTreeSet::new();
         let mut seen_tokens = std::collections::BTreeMap::new();
         for tenant in &self.tenants {
@@ -160,6 +181,7 @@ impl TenantsFile {
                 ("fuel_per_step", l.fuel_per_step),
                 ("max_step_timeout_ms", l.max_step_timeout_ms),
                 ("max_batch_timeout_ms", l.max_batch_timeout_ms),
+                ("max_input_bytes", l.max_input_bytes),
                 (
                     "max_steps_per_batch",
                     l.max_steps_per_batch.map(|v| v as u64),

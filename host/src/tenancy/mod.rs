@@ -31,6 +31,7 @@ pub struct Tenant {
     id: String,
     limits: Limits,
     max_sessions: usize,
+    max_sessions_key: &'static str,
     quota: TenantQuota,
     registry: Registry,
 }
@@ -49,6 +50,11 @@ impl Tenant {
     /// Most live sessions.
     pub fn max_sessions(&self) -> usize {
         self.max_sessions
+    }
+
+    /// The config key that sets [`Tenant::max_sessions`], for error messages.
+    pub fn max_sessions_key(&self) -> &'static str {
+        self.max_sessions_key
     }
 
     /// Its admission state.
@@ -72,7 +78,15 @@ pub struct Tenants {
 impl Tenants {
     /// The tenants of `file` (or only the local tenant without one), with views
     /// of `base`, the host's registry.
-    pub fn build(config: &Config, base: &Registry, file: Option<&TenantsFile>) -> Self {
+    ///
+    /// Fails when the tenants' session caps add up to more than the host's
+    /// (`sessions.max_sessions`): then one tenant at its own cap could still
+    /// fill the host and lock the others out.
+    pub fn build(
+        config: &Config,
+        base: &Registry,
+        file: Option<&TenantsFile>,
+    ) -> Result<Self, TenantsError> {
         let local_config = TenantConfig {
             id: LOCAL_TENANT.to_owned(),
             token_sha256: Vec::new(),
@@ -80,21 +94,34 @@ impl Tenants {
             grants: Default::default(),
             limits: TenantLimits::default(),
         };
-        let local = Arc::new(tenant(config, base, &local_config));
+        let listed_configs = file.map(|f| f.tenants.as_slice()).unwrap_or_default();
+        // Without a per-tenant default, the host's sessions are shared evenly.
+        let share = config
+            .sessions
+            .max_sessions_per_tenant
+            .unwrap_or_else(|| (config.sessions.max_sessions / listed_configs.len().max(1)).max(1));
+        let local = Arc::new(tenant(config, base, &local_config, share));
         let mut by_token_hash = HashMap::new();
         let mut listed = Vec::new();
-        for tenant_config in file.map(|f| f.tenants.as_slice()).unwrap_or_default() {
-            let tenant = Arc::new(tenant(config, base, tenant_config));
+        for tenant_config in listed_configs {
+            let tenant = Arc::new(tenant(config, base, tenant_config, share));
             for hash in &tenant_config.token_sha256 {
                 by_token_hash.insert(hash.to_ascii_lowercase(), tenant.clone());
             }
             listed.push(tenant);
         }
-        Self {
+        let total: usize = listed.iter().map(|t| t.max_sessions).sum();
+        if total > config.sessions.max_sessions {
+            return Err(TenantsError::SessionCapsExceedHost {
+                total,
+                host: config.sessions.max_sessions,
+            });
+        }
+        Ok(Self {
             local,
             by_token_hash,
             listed,
-        }
+        })
     }
 
     /// Whether callers must present a token (a tenants file was given).
@@ -130,7 +157,7 @@ pub fn hash_token(token: &str) -> String {
         .collect()
 }
 
-fn tenant(config: &Config, base: &Registry, t: &TenantConfig) -> Tenant {
+fn tenant(config: &Config, base: &Registry, t: &TenantConfig, share: usize) -> Tenant {
     let host = &config.limits;
     let cap = |own: Option<u64>, host: u64| own.map_or(host, |v| v.min(host));
     let mut limits = host.clone();
@@ -142,6 +169,7 @@ fn tenant(config: &Config, base: &Registry, t: &TenantConfig) -> Tenant {
     limits.max_report_bytes = cap(t.limits.max_report_bytes, host.max_report_bytes);
     limits.max_session_vars_bytes =
         cap(t.limits.max_session_vars_bytes, host.max_session_vars_bytes);
+    limits.max_input_bytes = cap(t.limits.max_input_bytes, host.max_input_bytes);
     limits.step_timeout_ms = limits.step_timeout_ms.min(limits.max_step_timeout_ms);
     limits.batch_timeout_ms = limits.batch_timeout_ms.min(limits.max_batch_timeout_ms);
     limits.max_steps_per_batch = t
@@ -159,15 +187,16 @@ fn tenant(config: &Config, base: &Registry, t: &TenantConfig) -> Tenant {
         .limits
         .batches_per_minute
         .unwrap_or(server.batches_per_minute);
-    let max_sessions = t
-        .limits
-        .max_sessions
-        .unwrap_or(config.sessions.max_sessions)
-        .min(config.sessions.max_sessions);
+    let (max_sessions, max_sessions_key) = match t.limits.max_sessions {
+        Some(own) => (own, "limits.max_sessions"),
+        None => (share, "sessions.max_sessions_per_tenant"),
+    };
+    let max_sessions = max_sessions.min(config.sessions.max_sessions);
     Tenant {
         id: t.id.clone(),
         limits,
         max_sessions,
+        max_sessions_key,
         quota: TenantQuota::new(&t.id, max_concurrent, per_minute),
         registry: base.for_tenant(&t.id, &t.plugins, &t.grants),
     }
