@@ -26,7 +26,7 @@ def pct(values, q):
 
 
 async def main(steps, repeat):
-    params = StdioServerParameters(command=BIN, args=["serve"], env=dict(os.environ, STEPHOST_LOG="error"))
+    params = StdioServerParameters(command=BIN, args=["serve", "--tools", "testkit"], env=dict(os.environ, STEPHOST_LOG="error"))
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
             await session.initialize()

@@ -83,6 +83,12 @@ enum Command {
         /// examples/tenants.toml.
         #[arg(long, value_name = "FILE", requires = "http")]
         tenants: Option<PathBuf>,
+        /// Plugins whose tools are served, comma-separated (browser, desktop,
+        /// rf, testkit, or a plugin from --plugins); `batch` is always served
+        /// and runs steps of every plugin. Overrides `[mcp] tools`. Default:
+        /// every plugin but testkit, desktop only with a reachable X display.
+        #[arg(long, value_name = "LIST", value_delimiter = ',')]
+        tools: Option<Vec<String>>,
         #[command(flatten)]
         host: HostArgs,
     },
@@ -149,6 +155,19 @@ async fn start_host(cli: &Cli) -> anyhow::Result<Host> {
     config.plugins.dirs.extend(args.plugin_dirs.iter().cloned());
     if let Some(kind) = args.browser {
         config.browser.kind = kind;
+    }
+    if let Command::Serve {
+        tools: Some(tools), ..
+    } = &cli.command
+    {
+        // Spaces around the commas are allowed; `--tools ""` serves `batch` only.
+        config.mcp.tools = Some(
+            tools
+                .iter()
+                .map(|name| name.trim().to_owned())
+                .filter(|name| !name.is_empty())
+                .collect(),
+        );
     }
     let tenants = match &cli.command {
         Command::Serve {

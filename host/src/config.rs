@@ -330,6 +330,13 @@ pub struct McpConfig {
     pub verb_tools: bool,
     /// Tool names by `plugin.verb`, to resolve two plugins claiming one name.
     pub tool_names: std::collections::BTreeMap<String, String>,
+    /// The plugins whose tools are served (`browser`, `desktop`, `rf`,
+    /// `testkit`, or a third-party plugin's name): each brings its verb tools
+    /// and its domain's batch tools; `batch` is always served and runs steps of
+    /// every loaded plugin whatever this says. `serve --tools` overrides it.
+    /// Unset: every loaded plugin except `testkit`, and `desktop` only when an
+    /// X display is reachable at start.
+    pub tools: Option<Vec<String>>,
     /// Extra `Host` header values the HTTP server accepts (it accepts loopback
     /// names and the bound address by default, against DNS rebinding).
     pub allowed_hosts: Vec<String>,
@@ -345,6 +352,7 @@ impl Default for McpConfig {
         Self {
             verb_tools: true,
             tool_names: Default::default(),
+            tools: None,
             allowed_hosts: Vec::new(),
             allowed_origins: Vec::new(),
         }

@@ -32,9 +32,20 @@ def server_env(extra=None):
     return env
 
 
+# `serve --tools` for tests that call `testkit_*` tools over MCP: testkit's tools
+# are served only when named, so these name it beside the plugins served by
+# default (desktop when a display is set, as the default's probe would find it).
+# `batch` runs testkit steps without this.
+WITH_TESTKIT = ["--tools", ",".join(["browser", "rf", "testkit"] + (["desktop"] if os.environ.get("DISPLAY") else []))]
+
+
 @contextlib.asynccontextmanager
-async def stdio_session(*args):
-    params = StdioServerParameters(command=BIN, args=[*args, "serve"], env=server_env())
+async def stdio_session(*args, serve_args=(), env=None):
+    """An MCP session over stdio with `stephost ARGS serve SERVE_ARGS`; `env`
+    replaces the server's environment (after `server_env`) when given."""
+    params = StdioServerParameters(
+        command=BIN, args=[*args, "serve", *serve_args], env=env if env is not None else server_env()
+    )
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
             await session.initialize()
@@ -109,7 +120,7 @@ class HttpServer:
 
 @pytest.fixture
 def http_server():
-    with HttpServer() as server:
+    with HttpServer(serve_args=WITH_TESTKIT) as server:
         yield server
 
 

@@ -37,6 +37,7 @@ from conftest import (
     BIN,
     INITIALIZE,
     ROOT,
+    WITH_TESTKIT,
     HttpServer,
     RawResult,
     http_session_with_id,
@@ -82,7 +83,7 @@ def tenant_server(server="", config="", tenants=TENANTS, env=None, metrics_token
     with tempfile.TemporaryDirectory(prefix="stephost-abuse-") as tmp:
         path = Path(tmp) / "tenants.toml"
         path.write_text(tenants)
-        with HttpServer(*args, config=server_table + "\n" + config, serve_args=["--tenants", str(path)], env=env) as s:
+        with HttpServer(*args, config=server_table + "\n" + config, serve_args=["--tenants", str(path), *WITH_TESTKIT], env=env) as s:
             yield s
 
 

@@ -28,7 +28,7 @@ import yaml
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from conftest import ROOT, HttpServer
+from conftest import ROOT, WITH_TESTKIT, HttpServer
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -193,7 +193,7 @@ class Cluster:
         return self
 
     def _start(self, name, port=0):
-        return self.stack.enter_context(HttpServer(env={"STEPHOST_INSTANCE": name, "STEPHOST_LOG": "warn"}, port=port))
+        return self.stack.enter_context(HttpServer(env={"STEPHOST_INSTANCE": name, "STEPHOST_LOG": "warn"}, port=port, serve_args=WITH_TESTKIT))
 
     def restart(self, name):
         """Terminates instance `name` and starts a new process of that name on the same port."""

@@ -11,7 +11,7 @@ from mcp import types
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from conftest import HttpServer, http_session, stdio_session
+from conftest import WITH_TESTKIT, HttpServer, http_session, stdio_session
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
@@ -92,7 +92,7 @@ async def check_cancel(session):
 
 
 async def test_stdio_basics_progress_and_cancel():
-    async with stdio_session() as session:
+    async with stdio_session(serve_args=WITH_TESTKIT) as session:
         await check_basics(session)
         await check_progress(session)
         await check_cancel(session)
@@ -101,7 +101,7 @@ async def test_stdio_basics_progress_and_cancel():
 
 
 async def test_stdio_connection_keeps_one_session():
-    async with stdio_session() as session:
+    async with stdio_session(serve_args=WITH_TESTKIT) as session:
         first = await session.call_tool("testkit_count", {})
         second = await session.call_tool("testkit_count", {})
         assert second.structuredContent["value"] == first.structuredContent["value"] + 1
@@ -176,7 +176,7 @@ async def test_http_transport_session_ids_carry_the_instance():
     # Mcp-Session-Id that stephost mints must carry it, like session handles do.
     import re as _re
 
-    with HttpServer(config='[server]\ninstance = "stephost-3"\n') as server:
+    with HttpServer(config='[server]\ninstance = "stephost-3"\n', serve_args=WITH_TESTKIT) as server:
         async with streamable_http_client(server.url) as (read, write, get_session_id):
             async with ClientSession(read, write) as session:
                 await session.initialize()

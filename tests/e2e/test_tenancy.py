@@ -7,7 +7,7 @@ import urllib.request
 
 import pytest
 
-from conftest import HttpServer, http_session
+from conftest import WITH_TESTKIT, HttpServer, http_session
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
@@ -37,7 +37,7 @@ def server():
         f.write(TENANTS)
         f.flush()
         config = f'[server]\nmetrics_token_sha256 = "{sha("ops-secret")}"\n'
-        with HttpServer(config=config, serve_args=["--tenants", f.name]) as server:
+        with HttpServer(config=config, serve_args=["--tenants", f.name, *WITH_TESTKIT]) as server:
             yield server
 
 
@@ -59,6 +59,54 @@ async def test_missing_or_wrong_tokens_get_401(server):
     assert post(server.url) == 401
     assert post(server.url, "nope") == 401
     assert post(server.url, "alpha-secret") == 200
+
+
+def challenge(url, token=None):
+    """Status and `WWW-Authenticate` of an initialize POST."""
+    body = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
+    req = urllib.request.Request(url, data=body, method="POST")
+    req.add_header("Content-Type", "application/json")
+    req.add_header("Accept", "application/json, text/event-stream")
+    if token is not None:
+        req.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            return resp.status, resp.headers.get("WWW-Authenticate")
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers.get("WWW-Authenticate")
+
+
+async def test_401_challenges_follow_rfc_6750(server):
+    # No credentials: a bare challenge, no error code (RFC 6750 section 3.1).
+    status, www = challenge(server.url)
+    assert status == 401 and www == 'Bearer realm="stephost"', www
+    # A token no tenant holds: invalid_token, with a description.
+    status, www = challenge(server.url, "nope")
+    assert status == 401, status
+    assert www.startswith('Bearer realm="stephost", error="invalid_token", error_description="'), www
+    # Tokens come from the tenants file, not OAuth: nothing points a client at
+    # an authorization server.
+    for status, www in (challenge(server.url), challenge(server.url, "nope")):
+        assert "resource_metadata" not in www and "scope" not in www, www
+
+
+@pytest.mark.parametrize(
+    "path", ["/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-authorization-server"]
+)
+async def test_no_oauth_discovery_endpoint_is_implied(server, path):
+    # An MCP client that got 401 looks for OAuth metadata here; 404 (not 401,
+    # not 200) tells it there is no OAuth flow to start, with or without a token.
+    base = server.url.rsplit("/mcp", 1)[0]
+    for token in (None, "nope", "alpha-secret"):
+        req = urllib.request.Request(base + path)
+        if token is not None:
+            req.add_header("Authorization", f"Bearer {token}")
+        try:
+            with urllib.request.urlopen(req, timeout=10) as resp:
+                status = resp.status
+        except urllib.error.HTTPError as e:
+            status = e.code
+        assert status == 404, (path, token, status)
 
 
 async def test_tenants_never_see_each_others_sessions(server):

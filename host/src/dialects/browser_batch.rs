@@ -53,29 +53,18 @@ impl Dialect for BrowserBatch {
         NAME
     }
 
-    fn description(&self, registry: &Registry) -> String {
-        format!(
-            "Execute multiple browser tool calls in a single batch, running them sequentially and halting on the \
-first error to return results and error count.\n\n\
-Push a whole run of browser tool calls through one request rather than spending a turn on each. Every entry \
-is {{name, input}}, where input is the same object you would hand that tool on its own. Entries run one after \
-another, never in parallel, and the run halts at the first failure: you get the output of everything that \
-finished, the error from the entry that broke, and a count of the entries that never started. The list is \
-checked before anything touches the page, so an unknown tool name, or an attempt to put browser_batch inside \
-itself, rejects the call outright instead of half-applying it. Batch aggressively whenever you can see two or \
-more moves ahead - open the page, click into the search box, type the query, press Return, take a screenshot. \
-Images come back inline among the text outputs, each labelled with the entry that produced it. Two things bite \
-here. First, any coordinate you write in these entries, and any ref you name, come from a screenshot taken \
-BEFORE the call or a read_page that ran before it, since nothing this batch paints is visible to you while you \
-compose it - and once an entry navigates or reloads, every earlier ref and coordinate is stale, so end the \
-batch there and look again. Second, every entry that acts on a page has to state tabId - inside a batch no tab \
-is inferred, so a batch that creates a tab and then drives it must repeat that new id on each later entry (or \
-write \"${{STEP_N.tabId}}\" for the tabId that entry N returned). The browser is the host's own automation \
-profile: no per-site permission check runs between entries. A modal dialog does still freeze the page, so \
-clear it with firefox_dialog (or dialog) rather than letting the rest of the batch queue up behind it.\n\n\
-Tool names: {}.",
-            Self::names(registry).join(", ")
-        )
+    fn description(&self, _registry: &Registry) -> String {
+        // The seed's content, cut to what changes a model's call; the tool
+        // names are the `name` enum of the input schema.
+        "Execute multiple browser tool calls in one batch, sequentially, halting on the first error: returns \
+every finished entry's output, the breaking entry's error and how many never started. Each entry is {name, input}, \
+input exactly as for that tool on its own. The list is checked before anything touches the page; a bad entry \
+rejects the whole call. Batch whenever you can see two or more moves ahead (navigate, click the search box, type, \
+press Return, screenshot); images come back inline, labelled by entry. What bites: coordinates and refs must come \
+from a screenshot or read_page made BEFORE this call, and a navigation or reload makes them stale, so end the \
+batch there; every page-acting entry must state tabId (none is inferred; after tabs_create write \
+\"${STEP_N.tabId}\"). A modal dialog freezes its page: clear it with firefox_dialog (or dialog)."
+            .to_owned()
     }
 
     fn input_schema(&self, registry: &Registry) -> Value {
@@ -85,12 +74,12 @@ Tool names: {}.",
                 "actions": {
                     "type": "array",
                     "minItems": 1,
-                    "description": "The ordered calls to make, one or more, run from the top down. Example: [{\"name\":\"navigate\",\"input\":{\"tabId\":7,\"url\":\"https://docs.example.org/search\"}},{\"name\":\"computer\",\"input\":{\"tabId\":7,\"coordinate\":[420,260],\"action\":\"left_click\"}},{\"name\":\"computer\",\"input\":{\"tabId\":7,\"text\":\"budget report\",\"action\":\"type\"}}]",
+                    "description": "The calls, run top down, e.g. [{\"name\":\"navigate\",\"input\":{\"tabId\":7,\"url\":\"https://example.org\"}}]",
                     "items": {
                         "type": "object",
                         "properties": {
-                            "name": {"type": "string", "enum": Self::names(registry), "description": "The browser tool to call."},
-                            "input": {"type": "object", "description": "That tool's input, exactly as for the tool on its own."}
+                            "name": {"type": "string", "enum": Self::names(registry)},
+                            "input": {"type": "object"}
                         },
                         "required": ["name", "input"],
                         "additionalProperties": false
@@ -104,42 +93,19 @@ Tool names: {}.",
     }
 
     fn output_schema(&self) -> Value {
-        let entry = json!({
-            "type": "object",
-            "properties": {
-                "index": {"type": "integer", "description": "0-based position in actions."},
-                "name": {"type": "string"},
-                "status": {"type": "string", "enum": ["passed", "failed", "timed_out", "cancelled"]},
-                "output": {"description": "The tool's output value."},
-                "images": {"type": "array", "items": {"type": "string"}, "description": "Labels of the images this entry produced (sent as image content)."},
-                "time_ms": {"type": "number"}
-            }
-        });
+        // Top level only (see `report_schema`): results[] entries are
+        // {index, name, status, output, images, time_ms}, error is
+        // {index, name, code, message, input_fired}.
         json!({
             "type": "object",
             "properties": {
                 "status": {"type": "string", "enum": ["passed", "failed", "timed_out", "cancelled", "invalid"]},
                 "session_id": {"type": "string"},
-                "results": {"type": "array", "items": entry, "description": "Every entry that finished, in order."},
-                "error": {
-                    "type": "object",
-                    "description": "The entry that broke, when one did.",
-                    "properties": {
-                        "index": {"type": "integer"},
-                        "name": {"type": "string"},
-                        "code": {"type": "string"},
-                        "message": {"type": "string"},
-                        "input_fired": {"type": "boolean"}
-                    }
-                },
+                "results": {"type": "array"},
+                "error": {"type": "object"},
                 "error_count": {"type": "integer"},
                 "never_started": {"type": "integer"},
-                "errors": {
-                    "type": "array",
-                    "description": "Why the list was rejected before anything ran.",
-                    "items": {"type": "object", "properties": {"field": {"type": "string"}, "message": {"type": "string"}}}
-                },
-                "notes": {"type": "array", "items": {"type": "string"}}
+                "errors": {"type": "array"}
             },
             "required": ["status", "results", "error_count", "never_started"]
         })

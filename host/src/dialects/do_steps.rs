@@ -78,25 +78,19 @@ impl Dialect for DoSteps {
     }
 
     fn description(&self, _registry: &Registry) -> String {
-        "Execute a known sequence of desktop UI actions in one call, waiting to inspect results until the end. \
-The batch validates up front and aborts before starting if any step cannot finish.\n\n\
-Run a short sequence of actions in ONE call and look once at the end. Every separate tool call costs a model \
-round trip of several seconds while the action itself takes milliseconds, so a known sequence -- activate, \
-click, type, press Return, see the result -- belongs here rather than in four calls. Steps run with their own \
-look off; the picture is taken after the last one, or at the step that failed. Use single tools when the next \
-action depends on what the last one revealed. The sequence is validated up front -- a call that cannot finish \
-never starts.\n\n\
-Steps: {do: verb, ...the same arguments that tool takes}. Verbs: activate(target), click(x,y), \
-double_click(x,y), right_click(x,y), move(x,y), drag(from_x,from_y,to_x,to_y), scroll(x,y,dy), \
-type(target,text), key(target,combo), screenshot(target|region), press(path,expect_name), set_text(path,text), \
-wait_for(condition,target,timeout) -- 'wait' is an alias -- and sleep(ms, 1-60000; prefer a wait_for \
-condition over a guessed duration). Any step may carry retry: {\"attempts\": N, \"on\": [codes]}: it reruns on \
-those codes (default: world-moved, raised when the window moved or lost focus before the input was sent) and \
-reports how many runs it took.\n\n\
-look: \"auto\" (default) waits for the screen to stop changing, measures how much the steps changed and \
-attaches a picture of the affected window only if something did -- a click that hit nothing costs no tokens \
-and says so; \"window\" always attaches it; \"screen\" the whole desktop; \"region\" uses look_at; false \
-skips it."
+        // The seed's content, cut to what changes a model's call.
+        "Execute a known sequence of desktop UI actions in one call, looking once at the end: a round trip \
+costs seconds, an action milliseconds, so activate, click, type, press Return belong here, not in four calls. \
+Use single tools when the next action depends on what the last revealed. Validated up front: a call that \
+cannot finish never starts.\n\
+Steps: {do: verb, ...that tool's arguments}: activate(target), click(x,y), double_click, right_click, move(x,y), \
+drag(from_x,from_y,to_x,to_y), scroll(x,y,dy), type(target,text), key(target,combo), screenshot(target|region), \
+press(path,expect_name), set_text(path,text), wait_for(condition,target,timeout) (alias wait), sleep(ms, \
+1-60000; prefer wait_for). Any step may carry retry {\"attempts\": N, \"on\": [codes]} (default on world-moved).\n\
+look: \"auto\" (default) waits for the screen to settle and attaches the affected window only if something \
+changed (a click that hit nothing costs no tokens and says so); \"window\" always; \"screen\" the whole \
+desktop; \"region\" look_at; false none. Steps run with their own look off; the picture is taken after the \
+last step or at the one that failed."
             .into()
     }
 
@@ -109,7 +103,7 @@ skips it."
                 }, "required": ["x", "y", "width", "height"], "additionalProperties": false},
                 {"type": "array", "items": {"type": "integer"}, "minItems": 4, "maxItems": 4}
             ],
-            "description": "Rectangle for look:\"region\", in screen pixels: {x, y, width, height} or [x, y, width, height]."
+            "description": "For look \"region\", in screen pixels."
         });
         json!({
             "type": "object",
@@ -118,7 +112,6 @@ skips it."
                     "type": "array",
                     "minItems": 1,
                     "maxItems": MAX_STEPS,
-                    "description": "Ordered actions, each {do: verb, ...that verb's arguments}, optionally with retry {attempts, on}.",
                     "items": {
                         "type": "object",
                         "properties": {
@@ -138,12 +131,12 @@ skips it."
                 "look": {
                     "anyOf": [{"enum": ["auto", "window", "screen", "region"]}, {"const": false}],
                     "default": "auto",
-                    "description": "What to show afterwards: auto (a picture only if something changed), window, screen, region (look_at), or false."
+                    "description": "What to show afterwards."
                 },
                 "look_at": rect,
                 "settle_max_s": {"type": "number", "minimum": 0, "maximum": MAX_SETTLE_S, "default": DEFAULT_SETTLE_S,
-                                 "description": "How long to wait for the screen to stop changing before looking; 0 captures at once."},
-                "stop_on_error": {"type": "boolean", "default": true, "description": "Stop at the first failing step."},
+                                 "description": "Longest wait for the screen to settle; 0 captures at once."},
+                "stop_on_error": {"type": "boolean", "default": true},
                 "session_id": session_id_schema()
             },
             "required": ["steps"],
@@ -152,28 +145,16 @@ skips it."
     }
 
     fn output_schema(&self) -> Value {
+        // Top level only (see `batch::report_schema`): steps[] entries are
+        // {step (1-based), do, status, runs, time_ms, result, error, notes};
+        // look is {text, changed, changed_fraction, window, settled}.
         json!({
             "type": "object",
             "properties": {
                 "status": {"type": "string", "enum": ["passed", "failed", "timed_out", "cancelled", "invalid", "rejected"]},
                 "session_id": {"type": "string"},
-                "time_ms": {"type": "number"},
-                "steps_total": {"type": "integer"},
-                "steps_executed": {"type": "integer"},
-                "never_started": {"type": "integer"},
-                "steps": {"type": "array", "items": {"type": "object", "properties": {
-                    "step": {"type": "integer", "description": "1-based."},
-                    "do": {"type": "string"},
-                    "status": {"type": "string"},
-                    "runs": {"type": "integer"},
-                    "time_ms": {"type": "number"},
-                    "result": {},
-                    "error": {"type": "object"},
-                    "notes": {"type": "array"}
-                }}},
-                "look": {"description": "What the final look saw: text, changed, changed_fraction, window, settled."},
-                "errors": {"type": "array"},
-                "notes": {"type": "array"}
+                "steps": {"type": "array"},
+                "errors": {"type": "array"}
             },
             "required": ["status"]
         })

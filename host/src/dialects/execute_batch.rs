@@ -412,15 +412,17 @@ fn steps_arg<'a>(
 }
 
 fn step_schema() -> Value {
+    // The seed's fields and types; descriptions cut to what the names do not
+    // say (the tool description explains chaining once).
     json!({
         "type": "object",
         "properties": {
-            "keyword": {"type": "string", "description": "RF keyword name, e.g. \"Should Be Equal\"."},
-            "arguments": {"type": "array", "description": "Positional arguments (RF cells); may contain ${STEP_N} (1-based; ${STEP_0} is the first step too) and ${name} of an earlier assign_to. RF variables like ${x} pass to RF."},
+            "keyword": {"type": "string", "description": "RF keyword name."},
+            "arguments": {"type": "array", "description": "Positional arguments; may hold ${STEP_N} and ${name}."},
             "args": {"type": "array", "description": "Legacy alias of arguments."},
-            "label": {"type": "string", "description": "Human-readable label."},
-            "timeout": {"type": "string", "description": "Per-step RF timeout, e.g. \"10s\", \"1 min 30 s\", \"500ms\"; enforced by the host."},
-            "assign_to": {"type": "string", "description": "Variable name to capture the return value (e.g. \"cart_count\"), usable as ${cart_count} later."}
+            "label": {"type": "string"},
+            "timeout": {"type": "string", "description": "RF time, e.g. \"10s\"."},
+            "assign_to": {"type": "string", "description": "Store the return value as ${name}."}
         },
         "required": ["keyword"]
     })
@@ -610,9 +612,9 @@ fn remember(store: &Store, report: &Report, steps: &[Value], on_failure: String,
     );
 }
 
-const CHAINING: &str = "Chaining: ${STEP_N} in arguments is step N's return value (1-based; ${STEP_0} also means the first step), \
-${name} is a variable stored by assign_to (in this batch or an earlier one in the session); it and every other ${var} \
-are RF variables resolved by Robot Framework, so keywords that change a list or dictionary in place change the variable. A reference to a step that has not run yet rejects the batch before anything runs.";
+const CHAINING: &str = "Chaining: ${STEP_N} in arguments is step N's return value (1-based; ${STEP_0} is the first too); \
+${name} is a value stored by assign_to (this batch or earlier in the session); other ${var} are RF variables. \
+A reference to a step that has not run yet rejects the batch before anything runs.";
 
 impl Dialect for ExecuteBatch {
     fn name(&self) -> &str {
@@ -622,16 +624,13 @@ impl Dialect for ExecuteBatch {
     fn description(&self, _registry: &Registry) -> String {
         format!(
             "Run multiple Robot Framework keywords in one call, chaining outputs between steps and applying \
-automatic recovery to reduce API round-trips. Steps run sequentially in the session.\n\n{CHAINING}\n\n\
-on_failure: \"stop\" aborts at the first failure; \"retry\" re-runs a failed or timed-out step up to \
-max_recovery_attempts times; \"recover\" (default) re-runs a failed keyword (RF failure, not a missing keyword or \
-bad arguments) after tiered recovery: first a short wait (tier 1), then strategies the session's libraries offer, \
-run as keywords (tier 2: e.g. Reload Page, Go Back, or remote keywords tagged `recovery`); every round is in \
-recovery_log. Each step's timeout (\"10s\") is enforced.\n\n\
-Result: status (PASS | FAIL | RECOVERED | TIMEOUT), summary, batch_id, session_id, total_time_ms, steps_executed, \
-steps_total, steps[] (index 1-based, keyword, label, args_resolved, status PASS | FAIL | RECOVERED | SKIPPED, \
-time_ms, return_value, error; attempts and recovery_log when retried; never-started steps SKIPPED), failure \
-(step_index, error, code, recovery_log) or null. On failure, resume_batch(batch_id) continues from the failed step."
+automatic recovery to reduce round-trips. Steps run in order in the session.\n{CHAINING}\n\
+on_failure: \"stop\" aborts at the first failure; \"retry\" re-runs a failed step up to max_recovery_attempts \
+times; \"recover\" (default) re-runs a failed keyword after tiered recovery (a short wait, then recovery keywords \
+the session's libraries offer, e.g. Reload Page), logged in recovery_log.\n\
+Result: status (PASS | FAIL | RECOVERED | TIMEOUT), summary, batch_id, steps[] (index 1-based, keyword, \
+args_resolved, status, return_value, error), failure or null. After a failure, resume_batch(batch_id) continues \
+from the failed step."
         )
     }
 
@@ -700,10 +699,9 @@ impl Dialect for ExecuteStep {
     }
 
     fn description(&self, _registry: &Registry) -> String {
-        format!(
-            "Run one Robot Framework keyword in the session (state and variables persist). {CHAINING} \
-timeout is an RF time (\"10s\") enforced by the host. Same result shape as execute_batch, with one step."
-        )
+        "Run one Robot Framework keyword in the session (state and variables persist; ${name} reads an \
+assign_to value). timeout is an RF time (\"10s\"). Same result shape as execute_batch, with one step."
+            .to_owned()
     }
 
     fn input_schema(&self, _registry: &Registry) -> Value {
@@ -759,11 +757,10 @@ impl Dialect for ResumeBatch {
     }
 
     fn description(&self, _registry: &Registry) -> String {
-        "Continue a failed or timed-out execute_batch from its failed step, in the same session and with the \
-session's state as it is now. fix_steps (same shape as execute_batch steps) run first, e.g. to set a missing \
-variable or navigate back. The original on_failure and max_recovery_attempts apply. ${STEP_N} counts from the \
-first step of this resumed run (fix steps first); values meant to cross a resume should use assign_to. \
-A batch can be resumed once; a resumed run that fails again returns a new batch_id."
+        "Continue a failed or timed-out execute_batch from its failed step, in its session as it is now. \
+fix_steps (execute_batch steps) run first. The original on_failure and max_recovery_attempts apply; ${STEP_N} \
+counts from this run's first step (use assign_to for values that cross a resume). A batch resumes once; a resumed \
+run that fails again returns a new batch_id."
             .to_owned()
     }
 
@@ -772,7 +769,7 @@ A batch can be resumed once; a resumed run that fails again returns a new batch_
             "type": "object",
             "properties": {
                 "batch_id": {"type": "string", "description": "batch_id of the failed execute_batch."},
-                "fix_steps": {"type": "array", "items": step_schema(), "description": "Steps to run before the failed step is retried."},
+                "fix_steps": {"type": "array", "items": step_schema()},
                 "timeout_ms": {"type": "integer", "minimum": 1000, "maximum": 600000, "default": 120000}
             },
             "required": ["batch_id"]

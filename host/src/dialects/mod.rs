@@ -95,11 +95,14 @@ pub fn insert_outcome(out: &mut Value, step: &StepReport) {
     }
 }
 
-/// JSON Schema for the optional `session_id` argument.
+/// JSON Schema for the optional `session_id` argument. Why so short: it is
+/// repeated in nearly every tool definition, and every definition is sent to
+/// the model in every conversation; the server instructions explain sessions
+/// once.
 pub fn session_id_schema() -> Value {
     serde_json::json!({
         "type": "string",
         "pattern": "^[A-Za-z0-9._:-]{1,128}$",
-        "description": "Session to run in. State (plugin instances such as a browser or counters, and variables stored with assign_to) lives in the session. Omit it to use this connection's session, or a fresh one; the session_id used is returned in the result so you can pass it on."
+        "description": "Session to run in (state lives there); omit for this connection's or a new one. Returned in the result."
     })
 }

@@ -53,25 +53,17 @@ impl Dialect for RunMacro {
         "run_macro"
     }
 
-    fn description(&self, registry: &Registry) -> String {
-        let names: Vec<String> = tools(registry).into_keys().collect();
+    fn description(&self, _registry: &Registry) -> String {
+        // The seed's content, cut to what changes a model's call; the tool
+        // names are the `tool` enum of the input schema.
         format!(
             "Execute multiple desktop tools sequentially in one macro call to reduce round-trip latency for \
-predictable multi-step workflows.\n\n\
-steps[] is an array of {{tool, params}} objects: tool is any tool below, params exactly what that tool takes. \
-A special sleep pseudo-step {{tool: \"sleep\", params: {{ms: N}}}} pauses up to {MAX_SLEEP_MS} ms. At most \
-{MAX_STEPS} steps. Every step is validated before the first one runs: an unknown tool or bad params refuse the \
-whole call naming the step, and nothing is typed or clicked. stop_on_error=true (default) halts on the first \
-failure; false runs every step and collects all results. The LLM cannot inspect intermediate results during \
-execution: all steps run to completion (or first error) before any output is returned.\n\n\
-Prefer it for predictable fixed sequences (focus -> sleep -> type -> screenshot). Do not use it for \
-conditional logic: return to the model between branches. If a step may fail conditionally (a dialog that may \
-or may not appear), split the macro there. Each screenshot step costs the same tokens as a standalone call.\n\n\
-Example: [{{tool:'focus_window',params:{{title:'Notes'}}}},{{tool:'sleep',params:{{ms:300}}}},\
-{{tool:'type',params:{{text:'Hello'}}}},{{tool:'screenshot',params:{{title:'Notes'}}}}]\n\n\
-include: ['envelope'] wraps the result as {{_version, data, as_of, confidence}}; ['raw'] (default) returns it \
-as is.\n\nTools: {}",
-            names.join(", ")
+predictable multi-step workflows (focus -> sleep -> type -> screenshot). steps[] are {{tool, params}}, params \
+exactly what that tool takes; the pseudo-step {{tool: \"sleep\", params: {{ms: N}}}} pauses up to {MAX_SLEEP_MS} \
+ms. At most {MAX_STEPS} steps, all validated before the first runs. stop_on_error=true (default) halts on the \
+first failure. You see no intermediate result: do not use it for conditional logic, and split the macro where \
+a step may fail conditionally (a dialog that may appear). Each screenshot step costs the tokens of a standalone \
+call. include: ['envelope'] wraps the result as {{_version, data, as_of, confidence}}; ['raw'] (default) does not."
         )
     }
 
@@ -87,22 +79,20 @@ as is.\n\nTools: {}",
                     "type": "array",
                     "minItems": 1,
                     "maxItems": MAX_STEPS,
-                    "description": "Ordered list of tool calls to execute sequentially (max 50 steps).",
                     "items": {
                         "type": "object",
                         "properties": {
-                            "tool": {"type": "string", "enum": names, "description": "Tool name, or sleep."},
-                            "params": {"type": "object", "description": "That tool's arguments; for sleep {ms: 1-10000}."}
+                            "tool": {"type": "string", "enum": names},
+                            "params": {"type": "object"}
                         },
                         "required": ["tool"],
                         "additionalProperties": false
                     }
                 },
-                "stop_on_error": {"type": "boolean", "default": true, "description": "Stop execution on the first error (default true). Set false to collect all results."},
+                "stop_on_error": {"type": "boolean", "default": true},
                 "include": {
                     "type": "array",
-                    "items": {"enum": ["envelope", "raw"]},
-                    "description": "Response shape: ['envelope'] returns {_version, data, as_of, confidence}; ['raw'] (default) the plain result."
+                    "items": {"enum": ["envelope", "raw"]}
                 },
                 "session_id": session_id_schema()
             },
@@ -112,30 +102,18 @@ as is.\n\nTools: {}",
     }
 
     fn output_schema(&self) -> Value {
+        // Top level only (see `batch::report_schema`): results[] entries are
+        // {step (1-based), tool, ok, result, error, attempts, time_ms}. Nothing
+        // is required: with include ["envelope"] the result is
+        // {_version, data, as_of, confidence} instead.
         json!({
             "type": "object",
             "properties": {
                 "status": {"type": "string"},
                 "session_id": {"type": "string"},
-                "steps_total": {"type": "integer"},
-                "steps_executed": {"type": "integer"},
-                "never_started": {"type": "integer"},
-                "time_ms": {"type": "number"},
-                "results": {"type": "array", "items": {"type": "object", "properties": {
-                    "step": {"type": "integer", "description": "1-based."},
-                    "tool": {"type": "string"},
-                    "ok": {"type": "boolean"},
-                    "result": {},
-                    "error": {"type": "object"},
-                    "attempts": {"type": "integer"},
-                    "time_ms": {"type": "number"}
-                }}},
+                "results": {"type": "array"},
                 "errors": {"type": "array"},
-                "notes": {"type": "array"},
-                "_version": {"type": "string"},
-                "data": {"type": "object"},
-                "as_of": {"type": "string"},
-                "confidence": {"type": "string"}
+                "data": {"type": "object"}
             }
         })
     }

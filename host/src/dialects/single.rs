@@ -47,16 +47,13 @@ impl Dialect for SingleVerb {
     }
 
     fn description(&self, _registry: &Registry) -> String {
-        let description = self
-            .plugin
+        // The verb's own description only: the server instructions say once
+        // that every single tool is a batch step too (its plugin and verb are
+        // listed in the `batch` description), rather than each tool repeating it.
+        self.plugin
             .verb(&self.verb)
             .map(|v| v.info.description.clone())
-            .unwrap_or_default();
-        format!(
-            "{description}\n\n(Plugin `{}`, verb `{}`. To run several steps in one call, use the `batch` tool.)",
-            self.plugin.name(),
-            self.verb
-        )
+            .unwrap_or_default()
     }
 
     fn input_schema(&self, _registry: &Registry) -> Value {
@@ -79,18 +76,17 @@ impl Dialect for SingleVerb {
     }
 
     fn output_schema(&self) -> Value {
+        // Why so little: it is repeated in every single-verb tool and sent to
+        // the model in every conversation, and clients validate each result
+        // against it. Only what every result has, or has the type of, is
+        // stated; `render` adds session_id, errors, attempts, time_ms, notes
+        // and logs when there are any.
         json!({
             "type": "object",
             "properties": {
-                "status": {"type": "string", "enum": ["passed", "failed", "timed_out", "cancelled", "invalid"]},
-                "session_id": {"type": "string"},
-                "value": {"description": "The verb's result value."},
-                "error": {"type": "object", "properties": {"code": {"type": "string"}, "message": {"type": "string"}, "input_fired": {"type": "boolean"}}},
-                "errors": {"type": "array"},
-                "attempts": {"type": "integer"},
-                "time_ms": {"type": "number"},
-                "notes": {"type": "array", "items": {"type": "string"}},
-                "logs": {"type": "array"}
+                "status": {"type": "string"},
+                "value": {},
+                "error": {"type": "object"}
             },
             "required": ["status"]
         })

@@ -18,15 +18,19 @@ use rmcp::ServiceExt as _;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
-pub use catalog::{Catalog, Catalogs, NameClash};
+pub use catalog::{Catalog, CatalogError, Catalogs, NameClash, Served, UnknownPlugin};
 pub use server::StepServer;
 
 use crate::Host;
 use crate::session::SessionRef;
 
-/// Builds every tenant's tool catalog for `host` from its config.
-pub fn catalogs(host: &Host) -> Result<Arc<Catalogs>, NameClash> {
-    Catalogs::build(host).map(Arc::new)
+/// Builds every tenant's tool catalog for `host` from its config, and says on
+/// stderr which plugins' tools are served: a tool missing from the list (no
+/// display, testkit not named) is then explained where the operator looks.
+pub fn catalogs(host: &Host) -> Result<Arc<Catalogs>, CatalogError> {
+    let catalogs = Catalogs::build(host)?;
+    eprintln!("stephost: {}", catalogs.served().summary());
+    Ok(Arc::new(catalogs))
 }
 
 /// Serves MCP on stdin/stdout until the client closes the stream.

@@ -36,11 +36,14 @@ pub struct StepServer {
 }
 
 const INSTRUCTIONS: &str = "stephost runs tool steps inside sandboxed WebAssembly plugins. \
-Prefer the batch tools (`batch` and the dialect tools) whenever you can see two or more steps ahead: \
-one call replaces many round trips, the whole batch is validated before anything runs, results chain \
-into later steps with ${STEP_N} (1-based) and ${name}, and every step is held to a time budget. \
-Single-verb tools are there for the step whose result decides what comes next. Pass session_id to keep \
-state across calls; every result says which session it used.";
+Prefer the batch tools (`batch` and the dialect tools such as browser_batch and execute_batch) whenever you \
+can see two or more steps ahead: one call replaces many round trips, the whole batch is validated before \
+anything runs, results chain into later steps with ${STEP_N} (1-based) and ${name}, and every step is held \
+to a time budget. Each single-verb tool is one plugin verb (the `batch` description lists them by plugin) \
+and takes the same input as that verb's batch step; use it for the step whose result decides what comes \
+next. Sessions: state (a plugin's browser or counters, values stored with assign_to) lives in a session. A \
+call without session_id uses this connection's session, or a new one; every result returns the session_id \
+it used, so pass it on to keep state across calls and connections.";
 
 impl StepServer {
     /// A handler over `host` with each tenant's tools in `catalogs`.

@@ -11,6 +11,22 @@ use axum::response::{IntoResponse, Response};
 
 use super::{Tenant, Tenants};
 
+/// The challenge to a request without credentials. RFC 6750 section 3.1: no
+/// error code when the request had no authentication information. It names
+/// no `resource_metadata` and the server has no OAuth discovery endpoints:
+/// tokens come from the operator's tenants file, so an MCP client should ask
+/// its user for one rather than start an OAuth flow.
+const MISSING_TOKEN_CHALLENGE: &str = "Bearer realm=\"stephost\"";
+
+/// The challenge to a token no tenant holds (RFC 6750 section 3.1,
+/// `invalid_token`), so a client can tell a wrong token from a missing one.
+const INVALID_TOKEN_CHALLENGE: &str = "Bearer realm=\"stephost\", error=\"invalid_token\", error_description=\"the bearer token is not one of this server's tenants\"";
+
+/// Whether `path` is the MCP endpoint (`/mcp`, or below it).
+fn is_mcp_path(path: &str) -> bool {
+    path == "/mcp" || path.starts_with("/mcp/")
+}
+
 /// The token of an `Authorization: Bearer <token>` header. The scheme is
 /// case-insensitive (RFC 9110 section 11.1), so `BEARER` and `bearer` work too.
 pub fn bearer_token(headers: &axum::http::HeaderMap) -> Option<&str> {
@@ -28,17 +44,28 @@ pub async fn require_tenant(
     mut request: Request,
     next: Next,
 ) -> Response {
+    // Only `/mcp` needs a tenant. Any other path this layer sees goes to the
+    // 404 fallback, and must get it: a 401 on
+    // `/.well-known/oauth-protected-resource` or
+    // `/.well-known/oauth-authorization-server` would tell an MCP client that
+    // OAuth metadata exists behind a login, and it would try an OAuth flow.
+    if !is_mcp_path(request.uri().path()) {
+        return next.run(request).await;
+    }
     let token = bearer_token(request.headers());
     let Some(tenant) = token.and_then(|t| tenants.authenticate(t)) else {
-        let why = if token.is_some() {
-            "invalid bearer token"
+        let (why, challenge) = if token.is_some() {
+            ("invalid bearer token", INVALID_TOKEN_CHALLENGE)
         } else {
-            "missing `Authorization: Bearer <token>` header"
+            (
+                "missing `Authorization: Bearer <token>` header",
+                MISSING_TOKEN_CHALLENGE,
+            )
         };
         tracing::warn!(target: "stephost::audit", path = %request.uri().path(), "unauthorized: {why}");
         return (
             StatusCode::UNAUTHORIZED,
-            [(header::WWW_AUTHENTICATE, "Bearer realm=\"stephost\"")],
+            [(header::WWW_AUTHENTICATE, challenge)],
             format!("{{\"error\":\"unauthorized\",\"message\":\"{why}\"}}\n"),
         )
             .into_response();
@@ -58,6 +85,35 @@ mod tests {
             axum::http::HeaderValue::from_str(value).expect("valid header"),
         );
         headers
+    }
+
+    #[test]
+    fn only_the_mcp_endpoint_needs_a_tenant() {
+        for path in ["/mcp", "/mcp/", "/mcp/x"] {
+            assert!(is_mcp_path(path), "{path}");
+        }
+        for path in [
+            "/",
+            "/mcpx",
+            "/.well-known/oauth-protected-resource",
+            "/.well-known/oauth-protected-resource/mcp",
+            "/.well-known/oauth-authorization-server",
+        ] {
+            assert!(!is_mcp_path(path), "{path}");
+        }
+    }
+
+    #[test]
+    fn challenges_are_valid_header_values() {
+        // `(StatusCode, [(HeaderName, &str)], _)` panics at run time on a
+        // value that is not a valid header value.
+        for challenge in [MISSING_TOKEN_CHALLENGE, INVALID_TOKEN_CHALLENGE] {
+            assert!(
+                axum::http::HeaderValue::from_str(challenge).is_ok(),
+                "{challenge}"
+            );
+        }
+        assert!(!MISSING_TOKEN_CHALLENGE.contains("error="));
     }
 
     #[test]

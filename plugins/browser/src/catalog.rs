@@ -7,149 +7,131 @@ use serde_json::{Value, json};
 use crate::computer::MAX_WAIT_S;
 use crate::stephost::plugin::types::VerbInfo;
 
-/// Every verb, in listing order.
+/// Every verb, in listing order. Why so terse: every description and schema
+/// is sent to the model in every conversation; each says what the verb does
+/// and the rule that bites, and property descriptions appear only where the
+/// name, type and enum do not already say it.
 pub(crate) fn verbs() -> Vec<VerbInfo> {
     vec![
         verb(
             "tabs_context",
-            "List the open browser tabs: each tab's tabId, title and url. Call it first to learn \
-             the tab ids that every page-acting tool needs; the browser starts on first use with \
-             one blank tab.",
+            "List the open tabs (tabId, title, url). Call it first: every page tool needs a tabId. \
+             The browser starts on first use with one blank tab.",
             false,
             object(json!({}), &[]),
         ),
         verb(
             "tabs_create",
-            "Open a new tab, optionally loading url, and return its tabId. Later calls that act \
-             on the new tab must pass that tabId.",
+            "Open a tab, optionally loading url; returns its tabId.",
             true,
-            object(
-                json!({"url": {"type": "string", "description": "Page to load in the new tab (optional)."}}),
-                &[],
-            ),
+            object(json!({"url": {"type": "string"}}), &[]),
         ),
         verb(
             "tabs_close",
-            "Close a tab. Closing the last tab closes the browser; the next call opens a fresh one.",
+            "Close a tab. Closing the last one closes the browser; the next call opens a fresh one.",
             true,
             object(json!({"tabId": tab_id()}), &["tabId"]),
         ),
         verb(
             "navigate",
-            "Load a URL in a tab and wait for it to load, or move in its history with \
-             url \"back\" / \"forward\" (or \"reload\"). Returns the loaded page's title and url. \
-             Every ref and coordinate read before is stale afterwards.",
+            "Load a URL in a tab and wait for it, or url \"back\", \"forward\", \"reload\". Returns \
+             title and url. Earlier refs and coordinates are stale afterwards.",
             true,
             object(
                 json!({
                     "tabId": tab_id(),
-                    "url": {"type": "string", "minLength": 1, "description": "The URL (a missing scheme gets https://, or http:// for localhost and IP addresses), or \"back\", \"forward\", \"reload\"."}
+                    "url": {"type": "string", "minLength": 1, "description": "No scheme: https:// (http:// for localhost and IPs)."}
                 }),
                 &["tabId", "url"],
             ),
         ),
         verb(
             "computer",
-            "Use the mouse and keyboard on a tab, or look at it. Actions: left_click, \
-             right_click, double_click, triple_click, hover (at coordinate [x, y] in CSS pixels \
-             of the viewport, as in a screenshot, or at the centre of a ref from read_page/find, \
-             which is scrolled into view and checked to be what a click there hits); \
-             left_click_drag (start_coordinate to coordinate); type (text, typed key by key into \
-             the focused element); key (text: key combos separated by spaces, e.g. \"ctrl+a \
-             Delete\", \"Return\", \"shift+Tab\"); scroll (scroll_direction up/down/left/right, \
-             scroll_amount ticks of 100 px, at coordinate or the viewport centre; a ref alone \
-             scrolls it into view); screenshot (a PNG of the viewport); wait (duration seconds). \
-             Clicks accept modifiers such as \"ctrl\" or \"shift+alt\". A stale ref fails with \
-             world-moved and clicks nothing; a point outside the viewport fails with not-found.",
+            "Mouse, keyboard and screenshots on a tab. left_click, right_click, double_click, \
+             triple_click, hover: at coordinate, or at a ref (scrolled into view, checked to be what \
+             a click there hits). left_click_drag: start_coordinate to coordinate. type: text into \
+             the focused element. key: text as space-separated combos (\"ctrl+a Delete\", \"Return\"). \
+             scroll: scroll_direction, scroll_amount ticks of 100 px at coordinate or the centre (a \
+             ref alone scrolls it into view). screenshot: PNG of the viewport. wait: duration \
+             seconds. A stale ref fails with world-moved and clicks nothing.",
             true,
             computer_schema(),
         ),
         verb(
             "read_page",
-            "Read a tab as an accessibility-style tree: one line per element with its role, \
-             name, value and a ref (ref_12) that other tools accept. filter \"interactive\" lists \
-             only what can be clicked or typed into; \"all\" (default) includes headings, text and \
-             structure. Refs stay valid until the page navigates or reloads, or the element is \
-             removed. ref_id reads only the part under that element.",
+            "Read a tab as an accessibility tree: a line per element with role, name, value and a \
+             ref (ref_12) other tools accept, valid until the page navigates or reloads or the \
+             element goes.",
             false,
             object(
                 json!({
                     "tabId": tab_id(),
-                    "filter": {"type": "string", "enum": ["interactive", "all"], "default": "all", "description": "interactive: only clickable and editable elements; all: the whole page."},
+                    "filter": {"type": "string", "enum": ["interactive", "all"], "default": "all", "description": "interactive: only what can be clicked or typed into."},
                     "ref_id": {"type": "string", "description": "Read only the subtree under this ref."},
-                    "depth": {"type": "integer", "minimum": 1, "maximum": 200, "description": "Deepest level to read."}
+                    "depth": {"type": "integer", "minimum": 1, "maximum": 200}
                 }),
                 &["tabId"],
             ),
         ),
         verb(
             "find",
-            "Find elements by a short description or their text (\"search box\", \"Submit \
-             button\", \"email field\", \"Pricing link\"), best match first, each with its ref, \
-             role, name and box [x, y, width, height] in viewport pixels.",
+            "Find elements by description or text (\"search box\", \"Submit button\"), best match \
+             first, each with ref, role, name and viewport box [x, y, width, height].",
             false,
             object(
                 json!({
                     "tabId": tab_id(),
-                    "query": {"type": "string", "minLength": 1, "description": "What to look for: words from the element's label, text or placeholder, and its kind (button, link, field, checkbox...)."},
-                    "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20, "description": "Most matches to return."}
+                    "query": {"type": "string", "minLength": 1},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}
                 }),
                 &["tabId", "query"],
             ),
         ),
         verb(
             "form_input",
-            "Set a form field by ref: a text field or textarea gets the text (replacing what was \
-             there), a select gets the option with that value or visible text (an array for a \
-             multiple select), a checkbox or radio button gets checked with true and unchecked \
-             with false. Fires the input and change events pages listen for.",
+            "Set a form field by ref: text replaces a field's text; a select takes an option's \
+             value or text (an array for multiple); a checkbox or radio takes true/false. Fires \
+             input and change events.",
             true,
             object(
                 json!({
                     "tabId": tab_id(),
-                    "ref": {"type": "string", "minLength": 1, "description": "The field's ref, from read_page or find."},
-                    "value": {
-                        "description": "Text, an option's value or text, or true/false for a checkbox or radio button.",
-                        "type": ["string", "number", "boolean", "array"],
-                        "items": {"type": "string"}
-                    }
+                    "ref": {"type": "string", "minLength": 1},
+                    "value": {"type": ["string", "number", "boolean", "array"], "items": {"type": "string"}}
                 }),
                 &["tabId", "ref", "value"],
             ),
         ),
         verb(
             "get_page_text",
-            "The visible text of a tab's page (as a person would read it), with its title and \
-             url. Good for checking what a page says after an action.",
+            "A tab's visible text, with title and url: what the page says after an action.",
             false,
             object(json!({"tabId": tab_id()}), &["tabId"]),
         ),
         verb(
             "javascript_tool",
-            "Run JavaScript in a tab's page and return the value of its last expression \
-             (promises are awaited; write the expression itself, no `return`). DOM elements come \
-             back as a short tag description.",
+            "Run JavaScript in a tab; returns the last expression's value (promises awaited; no \
+             `return`). DOM elements come back as a short tag description.",
             true,
             object(
                 json!({
                     "tabId": tab_id(),
-                    "text": {"type": "string", "minLength": 1, "description": "The code, e.g. `document.querySelectorAll('a').length`."},
-                    "action": {"type": "string", "enum": ["javascript_exec"], "description": "Always javascript_exec (optional)."}
+                    "text": {"type": "string", "minLength": 1, "description": "The code."},
+                    "action": {"type": "string", "enum": ["javascript_exec"]}
                 }),
                 &["tabId", "text"],
             ),
         ),
         verb(
             "dialog",
-            "Accept or dismiss the alert, confirm or prompt open in a tab, typing text into a \
-             prompt first. While a dialog is open every other action on its tab fails with \
-             dialog-open. Also accepted in browser_batch as firefox_dialog.",
+            "Accept or dismiss a tab's alert, confirm or prompt (text is typed into a prompt \
+             first). While one is open, other actions on the tab fail with dialog-open.",
             true,
             object(
                 json!({
                     "tabId": tab_id(),
-                    "action": {"type": "string", "enum": ["accept", "dismiss"], "description": "accept (OK) or dismiss (Cancel)."},
-                    "text": {"type": "string", "description": "Text to type into a prompt before answering it."},
+                    "action": {"type": "string", "enum": ["accept", "dismiss"]},
+                    "text": {"type": "string"},
                     "promptText": {"type": "string", "description": "Same as text."}
                 }),
                 &["tabId", "action"],
@@ -169,16 +151,21 @@ fn verb(name: &str, description: &str, acts: bool, schema: Value) -> VerbInfo {
 }
 
 fn object(properties: Value, required: &[&str]) -> Value {
-    json!({
+    let mut schema = json!({
         "type": "object",
         "properties": properties,
-        "required": required,
         "additionalProperties": false
-    })
+    });
+    // An empty `required` says nothing: left out.
+    if !required.is_empty() {
+        schema["required"] = json!(required);
+    }
+    schema
 }
 
+/// Undescribed: tabs_context's description says where tab ids come from.
 fn tab_id() -> Value {
-    json!({"type": "integer", "minimum": 1, "description": "The tab to act on, from tabs_context or tabs_create."})
+    json!({"type": "integer", "minimum": 1})
 }
 
 fn point(description: &str) -> Value {
@@ -192,39 +179,43 @@ fn point(description: &str) -> Value {
 }
 
 fn computer_schema() -> Value {
-    let needs = |action: &str, then: Value| json!({"if": {"properties": {"action": {"const": action}}, "required": ["action"]}, "then": then});
-    let at = json!({"anyOf": [{"required": ["coordinate"]}, {"required": ["ref"]}]});
+    // One `if` per group of actions with the same needs, not one per action:
+    // the same validation in fewer characters.
+    let needs = |actions: &[&str], then: Value| json!({"if": {"properties": {"action": {"enum": actions}}, "required": ["action"]}, "then": then});
     let mut schema = object(
         json!({
             "tabId": tab_id(),
             "action": {
                 "type": "string",
-                "enum": ["left_click", "right_click", "double_click", "triple_click", "hover", "left_click_drag", "type", "key", "scroll", "screenshot", "wait"],
-                "description": "What to do."
+                "enum": ["left_click", "right_click", "double_click", "triple_click", "hover", "left_click_drag", "type", "key", "scroll", "screenshot", "wait"]
             },
-            "coordinate": point("[x, y] in CSS pixels of the viewport (the same as screenshot pixels): where to click, hover, scroll, or where a drag ends."),
-            "start_coordinate": point("[x, y] where left_click_drag starts."),
-            "ref": {"type": "string", "description": "An element ref from read_page or find, instead of coordinate."},
-            "text": {"type": "string", "description": "type: the text to type. key: key combos separated by spaces, e.g. \"ctrl+a\", \"Return\"."},
-            "modifiers": {"type": "string", "description": "Keys held during a click or drag, e.g. \"ctrl\", \"shift+alt\"."},
-            "scroll_direction": {"type": "string", "enum": ["up", "down", "left", "right"]},
-            "scroll_amount": {"type": "integer", "minimum": 1, "maximum": 50, "description": "Scroll ticks (100 px each), default 3."},
-            "duration": {"type": "number", "minimum": 0, "maximum": MAX_WAIT_S, "description": "wait: seconds to wait, default 1."}
+            "coordinate": point("[x, y] in viewport CSS pixels (= screenshot pixels)."),
+            "start_coordinate": point("Where left_click_drag starts."),
+            "ref": {"type": "string", "description": "Element ref from read_page or find, instead of coordinate."},
+            "text": {"type": "string"},
+            "modifiers": {"type": "string", "description": "Keys held during a click or drag, e.g. \"shift+alt\"."},
+            "scroll_direction": {"type": "string", "enum": ["up", "down", "left", "right"], "default": "down"},
+            "scroll_amount": {"type": "integer", "minimum": 1, "maximum": 50, "default": 3},
+            "duration": {"type": "number", "minimum": 0, "maximum": MAX_WAIT_S, "default": 1}
         }),
         &["tabId", "action"],
     );
     schema["allOf"] = json!([
-        needs("left_click", at.clone()),
-        needs("right_click", at.clone()),
-        needs("double_click", at.clone()),
-        needs("triple_click", at.clone()),
-        needs("hover", at),
         needs(
-            "left_click_drag",
+            &[
+                "left_click",
+                "right_click",
+                "double_click",
+                "triple_click",
+                "hover"
+            ],
+            json!({"anyOf": [{"required": ["coordinate"]}, {"required": ["ref"]}]})
+        ),
+        needs(
+            &["left_click_drag"],
             json!({"required": ["start_coordinate", "coordinate"]})
         ),
-        needs("type", json!({"required": ["text"]})),
-        needs("key", json!({"required": ["text"]})),
+        needs(&["type", "key"], json!({"required": ["text"]})),
     ]);
     schema
 }

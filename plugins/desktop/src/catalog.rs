@@ -14,33 +14,33 @@ fn target_fields() -> Map<String, Value> {
     m.insert(
         "target".into(),
         json!({
-            "description": "The window: a title substring (case-insensitive), or {title, class, id, exact}.",
+            "description": "The window: a title substring (any case), or {title, class, id, exact}.",
             "anyOf": [
                 {"type": "string", "minLength": 1},
                 {"type": "object", "properties": {
-                    "title": {"type": "string", "description": "Title, substring unless exact."},
-                    "class": {"type": "string", "description": "WM_CLASS class or instance, e.g. XTerm."},
-                    "id": {"type": "integer", "minimum": 1, "description": "X window id from list_windows."},
-                    "exact": {"type": "boolean", "description": "Match the whole text (still case-insensitive)."}
+                    "title": {"type": "string"},
+                    "class": {"type": "string", "description": "WM_CLASS, e.g. XTerm."},
+                    "id": {"type": "integer", "minimum": 1, "description": "From list_windows."},
+                    "exact": {"type": "boolean", "description": "Whole-text match."}
                 }, "additionalProperties": false}
             ]
         }),
     );
     m.insert(
         "title".into(),
-        json!({"type": "string", "description": "Shorthand for target.title."}),
+        json!({"type": "string", "description": "= target.title"}),
     );
     m.insert(
         "windowTitle".into(),
-        json!({"type": "string", "description": "Same as title."}),
+        json!({"type": "string", "description": "= title"}),
     );
     m.insert(
         "class".into(),
-        json!({"type": "string", "description": "Shorthand for target.class."}),
+        json!({"type": "string", "description": "= target.class"}),
     );
     m.insert(
         "exact".into(),
-        json!({"type": "boolean", "description": "Title and class must match whole."}),
+        json!({"type": "boolean", "description": "= target.exact"}),
     );
     m
 }
@@ -58,16 +58,18 @@ fn region_schema(description: &str) -> Value {
     })
 }
 
-fn coord(description: &str) -> Value {
-    json!({"type": "integer", "minimum": -100000, "maximum": 100000, "description": description})
+/// A coordinate. Undescribed: each verb's description says what its
+/// coordinates are, once.
+fn coord() -> Value {
+    json!({"type": "integer", "minimum": -100000, "maximum": 100000})
 }
 
 fn button() -> Value {
-    json!({"enum": ["left", "middle", "right", "back", "forward"], "default": "left", "description": "Mouse button."})
+    json!({"enum": ["left", "middle", "right", "back", "forward"], "default": "left"})
 }
 
 fn relative() -> Value {
-    json!({"type": "boolean", "default": false, "description": "Coordinates are relative to the target window's top-left corner."})
+    json!({"type": "boolean", "default": false, "description": "x, y from the target window's top-left corner."})
 }
 
 /// An object schema: `fields`, then the target fields when `with_target`.
@@ -79,13 +81,16 @@ fn object(fields: Value, required: &[&str], with_target: bool) -> String {
     if with_target {
         props.extend(target_fields());
     }
-    json!({
+    let mut schema = json!({
         "type": "object",
         "properties": props,
-        "required": required,
         "additionalProperties": false
-    })
-    .to_string()
+    });
+    // An empty `required` says nothing, and every character is sent to the model.
+    if !required.is_empty() {
+        schema["required"] = json!(required);
+    }
+    schema.to_string()
 }
 
 fn verb(name: &str, description: &str, acts: bool, schema: String) -> VerbInfo {
@@ -100,8 +105,8 @@ fn verb(name: &str, description: &str, acts: bool, schema: String) -> VerbInfo {
 
 fn pointer(extra: Value) -> Value {
     let mut base = json!({
-        "x": coord("Screen x (or window-relative with window_relative)."),
-        "y": coord("Screen y (or window-relative with window_relative)."),
+        "x": coord(),
+        "y": coord(),
         "window_relative": relative(),
     });
     if let (Some(b), Value::Object(e)) = (base.as_object_mut(), extra) {
@@ -146,7 +151,7 @@ pub(crate) fn verbs() -> Vec<VerbInfo> {
             object(
                 pointer(json!({
                     "button": button(),
-                    "count": {"type": "integer", "minimum": 1, "maximum": 3, "default": 1, "description": "Clicks (2 = double click)."}
+                    "count": {"type": "integer", "minimum": 1, "maximum": 3, "default": 1}
                 })),
                 &["x", "y"],
                 true,
@@ -176,8 +181,8 @@ pub(crate) fn verbs() -> Vec<VerbInfo> {
             true,
             object(
                 json!({
-                    "from_x": coord("Start x."), "from_y": coord("Start y."),
-                    "to_x": coord("End x."), "to_y": coord("End y."),
+                    "from_x": coord(), "from_y": coord(),
+                    "to_x": coord(), "to_y": coord(),
                     "button": button(), "window_relative": relative()
                 }),
                 &["from_x", "from_y", "to_x", "to_y"],
@@ -186,12 +191,12 @@ pub(crate) fn verbs() -> Vec<VerbInfo> {
         ),
         verb(
             "scroll",
-            "Scroll at (x, y) by wheel notches: dy > 0 down, dy < 0 up; dx > 0 right.",
+            "Scroll at (x, y) by wheel notches dy and dx.",
             true,
             object(
                 pointer(json!({
-                    "dy": {"type": "integer", "minimum": -100, "maximum": 100, "default": 0, "description": "Vertical notches."},
-                    "dx": {"type": "integer", "minimum": -100, "maximum": 100, "default": 0, "description": "Horizontal notches."}
+                    "dy": {"type": "integer", "minimum": -100, "maximum": 100, "default": 0, "description": "Down notches (< 0: up)."},
+                    "dx": {"type": "integer", "minimum": -100, "maximum": 100, "default": 0, "description": "Right notches (< 0: left)."}
                 })),
                 &["x", "y"],
                 true,
@@ -206,7 +211,7 @@ pub(crate) fn verbs() -> Vec<VerbInfo> {
             ),
             true,
             object(
-                json!({"text": {"type": "string", "maxLength": 10000, "description": "What to type."}}),
+                json!({"text": {"type": "string", "maxLength": 10000}}),
                 &["text"],
                 true,
             ),
@@ -220,7 +225,7 @@ pub(crate) fn verbs() -> Vec<VerbInfo> {
             ),
             true,
             object(
-                json!({"combo": {"type": "string", "minLength": 1, "maxLength": 200, "description": "Key combo(s)."}}),
+                json!({"combo": {"type": "string", "minLength": 1, "maxLength": 200}}),
                 &["combo"],
                 true,
             ),
@@ -231,8 +236,8 @@ pub(crate) fn verbs() -> Vec<VerbInfo> {
             false,
             object(
                 json!({
-                    "region": region_schema("Rectangle in screen pixels: {x, y, width, height} or [x, y, width, height]."),
-                    "monitor": {"type": "integer", "minimum": 0, "description": "Monitor id (default: the primary)."}
+                    "region": region_schema("In screen pixels."),
+                    "monitor": {"type": "integer", "minimum": 0, "description": "Default: the primary."}
                 }),
                 &[],
                 true,
@@ -252,7 +257,7 @@ pub(crate) fn verbs() -> Vec<VerbInfo> {
             "Pause for ms milliseconds. Prefer wait_for with a condition over a guessed duration.",
             false,
             object(
-                json!({"ms": {"type": "integer", "minimum": 0, "maximum": MAX_SLEEP_MS, "description": "Milliseconds."}}),
+                json!({"ms": {"type": "integer", "minimum": 0, "maximum": MAX_SLEEP_MS, }}),
                 &["ms"],
                 false,
             ),
@@ -312,12 +317,12 @@ fn wait_schema() -> String {
             "condition": {"enum": [
                 "window_appears", "window_gone", "screen_settles", "region_changes",
                 "window_exists", "window_closed", "settled", "changed"
-            ], "description": "What to wait for."},
-            "region": region_schema("For screen_settles / region_changes: the rectangle to watch (default: the target window, else the screen)."),
-            "timeout_ms": {"type": "integer", "minimum": 0, "maximum": MAX_WAIT_MS, "description": "Give up after this long (default 10000)."},
-            "timeout": {"type": "number", "minimum": 0, "maximum": MAX_WAIT_MS / 1000, "description": "Same in seconds."},
-            "threshold": {"type": "number", "minimum": 0, "maximum": 1, "description": "region_changes: share of the area that must change (default: any change)."},
-            "quiet_ms": {"type": "integer", "minimum": 50, "maximum": 10000, "description": "screen_settles: how long nothing may change (default 300)."}
+            ]},
+            "region": region_schema("To watch (default: the target window, else the screen)."),
+            "timeout_ms": {"type": "integer", "minimum": 0, "maximum": MAX_WAIT_MS, "default": 10000},
+            "timeout": {"type": "number", "minimum": 0, "maximum": MAX_WAIT_MS / 1000, "description": "timeout_ms in seconds."},
+            "threshold": {"type": "number", "minimum": 0, "maximum": 1, "description": "region_changes: share of the area that must change (default: any)."},
+            "quiet_ms": {"type": "integer", "minimum": 50, "maximum": 10000, "default": 300, "description": "screen_settles: how long nothing may change."}
         }),
         &["condition"],
         true,

@@ -58,14 +58,19 @@ pub struct VerbFailure {
     pub logs: Vec<LogLine>,
 }
 
+/// An input schema. No `$schema`: the host validates with draft 2020-12, the
+/// default, and every character here is sent to the model with the tool.
+/// An empty `required` is left out for the same reason.
 fn schema(properties: Json, required: &[&str]) -> Json {
-    json!({
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
+    let mut schema = json!({
         "type": "object",
         "properties": properties,
-        "required": required,
         "additionalProperties": false,
-    })
+    });
+    if !required.is_empty() {
+        schema["required"] = json!(required);
+    }
+    schema
 }
 
 /// The verbs, in listing order.
@@ -73,20 +78,18 @@ pub fn verbs() -> Vec<VerbSpec> {
     vec![
         VerbSpec {
             name: "run_keyword",
-            description: "Runs one Robot Framework keyword with RF semantics: BuiltIn, String and \
-                Collections keywords run in the sandbox, other libraries through `Import Library    \
-                Remote    http://host:port    AS    Name`. Arguments are RF cells (`${var}`, `@{list}`, \
-                `&{dict}`, `name=value`, `${x}[0]`, `${{expr}}`); non-string JSON arguments are passed \
-                as values. Variables persist for the session; `assign` also stores the return value as \
-                `${assign}`. Returns the keyword's return value as JSON and its log as text. Fails \
-                with `failed` (RF's message), `not-found` (unknown keyword, with suggestions) or \
-                `invalid-input` (wrong arguments).",
+            description: "Run one Robot Framework keyword: BuiltIn, String and Collections run in \
+                the sandbox, other libraries via `Import Library    Remote    http://host:port    AS    \
+                Name`. args are RF cells (`${var}`, `@{list}`, `&{dict}`, `name=value`, `${{expr}}`); \
+                non-string JSON args pass as values. Variables persist in the session; `assign` also \
+                stores the return value. Returns it as JSON, the log as text. Fails with `failed`, \
+                `not-found` (with suggestions) or `invalid-input`.",
             input_schema: schema(
                 json!({
-                    "keyword": {"type": "string", "minLength": 1, "description": "Keyword name, e.g. `Should Be Equal`, `Collections.Append To List`, `Calc.Add`."},
-                    "args": {"type": "array", "description": "Arguments as RF test data (strings), or JSON values passed as they are.", "default": []},
-                    "assign": {"type": "string", "description": "Variable to store the return value in: `name`, `${name}`, `@{name}` or `&{name}`."},
-                    "timeout_ms": {"type": "integer", "minimum": 0, "description": "Accepted for compatibility; the host enforces step timeouts."}
+                    "keyword": {"type": "string", "minLength": 1, "description": "e.g. `Should Be Equal`, `Calc.Add`."},
+                    "args": {"type": "array", "default": []},
+                    "assign": {"type": "string", "description": "`name`, `${name}`, `@{name}` or `&{name}`."},
+                    "timeout_ms": {"type": "integer", "minimum": 0, "description": "Ignored: the host enforces step timeouts."}
                 }),
                 &["keyword"],
             ),
@@ -97,10 +100,10 @@ pub fn verbs() -> Vec<VerbSpec> {
         },
         VerbSpec {
             name: "keywords",
-            description: "Lists the keywords this session can run, with argument specs and one-line \
-                documentation: BuiltIn, String, Collections, and every imported remote library. \
-                `filter` matches names case-, space- and underscore-insensitively (a substring, or \
-                a glob with `*`/`?`); `library` limits the list to one library.",
+            description: "List the keywords this session can run (BuiltIn, String, Collections, \
+                imported remote libraries) with argument specs and one-line docs. `filter`: a \
+                substring or `*`/`?` glob, ignoring case, spaces and underscores; `library`: one \
+                library only.",
             input_schema: schema(
                 json!({
                     "filter": {"type": "string"},
@@ -113,8 +116,8 @@ pub fn verbs() -> Vec<VerbSpec> {
         },
         VerbSpec {
             name: "variables",
-            description: "Returns the session's Robot Framework variables as a JSON object, keyed \
-                by variable name without decoration.",
+            description: "The session's Robot Framework variables as a JSON object, keyed by \
+                undecorated name.",
             input_schema: schema(json!({}), &[]),
             output_schema: Some(json!({"type": "object"})),
             acts_on_world: false,

@@ -199,6 +199,35 @@ impl Desktop {
     }
 }
 
+/// Whether the X display the desktop capabilities would use answers (with
+/// XTEST) within `timeout`; why not, otherwise. The MCP front asks once at
+/// start, to leave desktop tools out where they could only fail. It opens the
+/// connection [`Desktop`] would open and drops it. The connect runs on a
+/// thread of its own because x11rb's connect has no timeout: a `DISPLAY`
+/// naming an unreachable TCP host would otherwise hold start-up; past
+/// `timeout` that thread is left to finish on its own.
+pub fn probe_display(timeout: std::time::Duration) -> Result<(), String> {
+    let display = std::env::var("DISPLAY").unwrap_or_default();
+    if display.trim().is_empty() {
+        return Err("DISPLAY is not set".to_owned());
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("x11-probe".into())
+        .spawn(move || {
+            let _ = tx.send(X11::connect().map(drop).map_err(|e| e.to_string()));
+        })
+        .map_err(|e| format!("cannot start the X probe: {e}"))?;
+    match rx.recv_timeout(timeout) {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(why)) => Err(format!("DISPLAY={display}: {why}")),
+        Err(_) => Err(format!(
+            "DISPLAY={display}: the X server did not answer within {} ms",
+            timeout.as_millis()
+        )),
+    }
+}
+
 impl fmt::Debug for Desktop {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Desktop").finish_non_exhaustive()
