@@ -6,7 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
-say() { printf '\n==> %s\n' "$*" >&2; }
+# Each stage line carries the time since the start, so a log shows where a run's time went.
+say() { printf '\n==> [%dm%02ds] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*" >&2; }
 
 # --- build dependencies (C toolchain, xcap's -dev packages, wasm target) ----
 scripts/deps.sh
@@ -20,6 +21,8 @@ python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_pkgs+=(python3-venv)
 [ -x /usr/bin/chromium ] || need_pkgs+=(chromium)
 [ -x /usr/bin/chromedriver ] || need_pkgs+=(chromium-driver)
 have firefox-esr || need_pkgs+=(firefox-esr)
+# npm installs the MCP client tests' Node 22 and packages (tests/clients).
+have npm || need_pkgs+=(npm)
 # The desktop tests run real X clients under Xvfb, with and without openbox.
 for pkg in xvfb xauth openbox xterm python3-tk x11-utils; do
   installed "$pkg" || need_pkgs+=("$pkg")
@@ -47,6 +50,10 @@ if ! "$venv/bin/python" -c 'import mcp, pytest, robot, robotremoteserver, envoy,
   say "installing the Python test dependencies (tests/requirements.txt)"
   "$venv/bin/pip" install -q --disable-pip-version-check -r tests/requirements.txt
 fi
+
+# --- MCP client tests: the Python SDK 2.x, the TypeScript SDK, Inspector, conformance
+say "MCP client toolchain (scripts/clients.sh)"
+scripts/clients.sh
 
 # --- checks ------------------------------------------------------------------
 say "cargo fmt --check"

@@ -46,9 +46,40 @@ fn quickstart_passes_with_exit_0() {
         String::from_utf8_lossy(&out.stderr)
     );
     let report = report(&out);
-    assert_eq!(report["status"], "passed");
+    assert_eq!(report["status"], "passed", "{report}");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("[1/"), "progress lines on stderr: {stderr}");
+    // The main job is RF and a browser flow, not only test verbs: the page
+    // the browser read greets the name the RF step made.
+    let steps = report["steps"].as_array().expect("steps");
+    let plugins: Vec<&str> = steps.iter().filter_map(|s| s["plugin"].as_str()).collect();
+    assert!(
+        plugins.contains(&"rf") && plugins.contains(&"browser"),
+        "{plugins:?}"
+    );
+    let page = steps
+        .iter()
+        .find(|s| s["verb"] == "get_page_text")
+        .expect("a get_page_text step");
+    assert!(
+        page["value"]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("Welcome, Ada Lovelace!")),
+        "{page}"
+    );
+}
+
+#[test]
+fn chaining_example_passes_with_exit_0() {
+    let cache = tempfile::tempdir().expect("tempdir");
+    let out = stephost(&["run", "examples/chaining.json"], None, cache.path());
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(report(&out)["status"], "passed");
 }
 
 #[test]

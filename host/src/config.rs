@@ -345,6 +345,21 @@ pub struct McpConfig {
     /// `Origin` header gets 403. Requests without `Origin` (non-browser
     /// clients) are not affected.
     pub allowed_origins: Vec<String>,
+    /// What a tool result's text content says: `lines` (plain lines for a
+    /// model to read; the structured content has the JSON) or `json` (the
+    /// structured JSON as text, for clients written to parse the text).
+    pub result_text: ResultText,
+}
+
+/// The form of a tool result's text content.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ResultText {
+    /// Plain lines: a summary, then the steps with their values as text.
+    #[default]
+    Lines,
+    /// The structured result's JSON.
+    Json,
 }
 
 impl Default for McpConfig {
@@ -355,6 +370,7 @@ impl Default for McpConfig {
             tools: None,
             allowed_hosts: Vec::new(),
             allowed_origins: Vec::new(),
+            result_text: ResultText::default(),
         }
     }
 }

@@ -1,6 +1,7 @@
 """Shared fixtures: the stephost binary, an HTTP server process, MCP client sessions."""
 
 import contextlib
+import json
 import os
 import re
 import subprocess
@@ -22,6 +23,15 @@ CACHE = Path(tempfile.gettempdir()) / "stephost-e2e-cache"
 @pytest.fixture
 def anyio_backend():
     return "asyncio"
+
+
+def is_json(text):
+    """Whether `text` parses as JSON (a result's text is meant as lines, not JSON)."""
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
 
 
 def server_env(extra=None):

@@ -370,8 +370,8 @@ async def test_browser_batch_runs_in_order_halts_and_labels_images(site):
             "find", "form_input", "find", "computer", "computer", "get_page_text", "computer"
         ]
         assert "Alan Turing" in data["results"][5]["output"]["text"]
-        # Images inline, each right after a text naming its entry.
-        kinds = [(c.type, c.text if c.type == "text" else None) for c in result.content]
+        # Images inline, each right after the text whose last line names its entry.
+        kinds = [(c.type, c.text.splitlines()[-1] if c.type == "text" else None) for c in result.content]
         for index in (3, 6):
             label = f"[actions[{index}] computer image]"
             at = kinds.index(("text", label))

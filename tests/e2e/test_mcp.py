@@ -162,11 +162,13 @@ async def test_images_come_back_as_image_content_after_a_label():
             {"steps": [{"plugin": "testkit", "verb": "echo", "input": {"value": 1}}, {"plugin": "testkit", "verb": "image", "input": {"width": 3, "height": 2}}]},
         )
         kinds = [c.type for c in result.content]
-        assert kinds == ["text", "text", "image"], kinds  # report text, then label + image
-        assert result.content[1].text == "[step 2: image]"
-        png = base64.b64decode(result.content[2].data)
+        # The report's lines end with the image's label, then the image, then
+        # the lines the plugin wrote after it.
+        assert kinds == ["text", "image", "text"], kinds
+        assert result.content[0].text.splitlines()[-1] == "[step 2: image]"
+        png = base64.b64decode(result.content[1].data)
         assert png[:8] == b"\x89PNG\r\n\x1a\n"
-        assert result.content[2].mimeType == "image/png"
+        assert result.content[1].mimeType == "image/png"
         structured_image = next(c for c in result.structuredContent["steps"][1]["content"] if c["type"] == "image")
         assert structured_image["data"] == "(sent as image content)"
 

@@ -39,6 +39,18 @@ pub enum StepStatus {
     Cancelled,
 }
 
+impl StepStatus {
+    /// The status as a word in a sentence (`timed out`).
+    pub fn word(self) -> &'static str {
+        match self {
+            Self::Passed => "passed",
+            Self::Failed => "failed",
+            Self::TimedOut => "timed out",
+            Self::Cancelled => "cancelled",
+        }
+    }
+}
+
 /// A failed step's error.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StepError {

@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Dialect, session_id_schema};
+use super::{Dialect, session_id_schema, text};
 use crate::batch::{Problem, Report};
 use crate::plugins::Registry;
 
@@ -90,7 +90,28 @@ Plugins and verbs:{catalog}"
     }
 
     fn render(&self, report: &Report) -> Value {
-        serde_json::to_value(report).unwrap_or(Value::Null)
+        let mut out = serde_json::to_value(report).unwrap_or(Value::Null);
+        // A text item that only repeats the step's value is left out: the
+        // value serves, and the result is read (and paid for) once.
+        if let Some(steps) = out.get_mut("steps").and_then(Value::as_array_mut) {
+            for (step, reported) in steps.iter_mut().zip(&report.steps) {
+                let Some(obj) = step.as_object_mut() else {
+                    continue;
+                };
+                if let Some(Value::Array(items)) = obj.get_mut("content") {
+                    items.retain(|item| {
+                        !item
+                            .get("text")
+                            .and_then(Value::as_str)
+                            .is_some_and(|t| text::repeats_value(t, reported.value.as_ref()))
+                    });
+                    if items.is_empty() {
+                        obj.remove("content");
+                    }
+                }
+            }
+        }
+        out
     }
 }
 
@@ -102,7 +123,7 @@ pub fn report_schema() -> Value {
     json!({
         "type": "object",
         "properties": {
-            "status": {"type": "string", "enum": ["passed", "failed", "timed_out", "cancelled", "invalid"]},
+            "status": {"type": "string", "enum": ["passed", "failed", "timed_out", "cancelled", "invalid", "rejected"]},
             "batch_id": {"type": "string"},
             "session_id": {"type": "string"},
             "steps_total": {"type": "integer"},

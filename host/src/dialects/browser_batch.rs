@@ -12,7 +12,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Dialect, arg_problem, session_id_schema};
+use super::{Dialect, arg_problem, session_id_schema, text};
 use crate::batch::plan::key_field;
 use crate::batch::{
     BatchStatus, ContentItem, Problem, Report, StepReport, StepStatus, UnknownPolicy,
@@ -325,7 +325,7 @@ batch there; every page-acting entry must state tabId (none is inferred; after t
         out
     }
 
-    fn content(&self, report: &Report) -> Option<Vec<ContentItem>> {
+    fn content(&self, report: &Report, _structured: &Value) -> Option<Vec<ContentItem>> {
         let mut items = vec![ContentItem::Text {
             text: summary(report),
         }];
@@ -343,17 +343,13 @@ batch there; every page-acting entry must state tabId (none is inferred; after t
                 (Some(e), _) => format!(
                     "[actions[{}] {name}] {}: {}: {}",
                     step.index,
-                    status_word(step.status),
+                    step.status.word(),
                     e.code,
                     e.message
                 ),
-                (None, value) => format!(
-                    "[actions[{}] {name}] passed: {}",
-                    step.index,
-                    value
-                        .as_ref()
-                        .map(Value::to_string)
-                        .unwrap_or_else(|| "null".into())
+                (None, value) => text::labelled(
+                    &format!("[actions[{}] {name}] passed", step.index),
+                    value.as_ref().unwrap_or(&Value::Null),
                 ),
             };
             items.push(ContentItem::Text { text });
@@ -394,15 +390,6 @@ fn entry_field(field: &str) -> String {
     }
 }
 
-fn status_word(status: StepStatus) -> &'static str {
-    match status {
-        StepStatus::Passed => "passed",
-        StepStatus::Failed => "failed",
-        StepStatus::TimedOut => "timed out",
-        StepStatus::Cancelled => "cancelled",
-    }
-}
-
 /// One line: what finished, what broke, what never started.
 fn summary(report: &Report) -> String {
     let word = match report.status {
@@ -433,7 +420,7 @@ fn summary(report: &Report) -> String {
             "; actions[{}] ({}) {}",
             step.index,
             entry_name(step),
-            status_word(step.status)
+            step.status.word()
         ));
     }
     text.push_str(&format!(

@@ -13,7 +13,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Dialect, arg_problem, insert_outcome, session_id_schema};
+use super::{Dialect, arg_problem, insert_outcome, session_id_schema, text};
 use crate::batch::plan::{join_field, key_field};
 use crate::batch::{BatchStatus, ContentItem, Problem, Report, StepReport, StepStatus};
 use crate::plugins::Registry;
@@ -294,7 +294,7 @@ last step or at the one that failed."
         out
     }
 
-    fn content(&self, report: &Report) -> Option<Vec<ContentItem>> {
+    fn content(&self, report: &Report, _structured: &Value) -> Option<Vec<ContentItem>> {
         let view = View::of(report);
         let mut items = vec![ContentItem::Text {
             text: view.summary(report),
@@ -311,15 +311,19 @@ last step or at the one that failed."
             let n = i + 1;
             let line = match &step.error {
                 Some(e) => format!("step {n} {}: {}: {}", step.verb, e.code, e.message),
-                None => format!(
-                    "step {n} {}: ok{}",
-                    step.verb,
-                    if step.attempts > 1 {
+                None => {
+                    let retried = if step.attempts > 1 {
                         format!(" after {} runs", step.attempts)
                     } else {
                         String::new()
+                    };
+                    match &step.value {
+                        Some(Value::Null) | None => format!("step {n} {}: ok{retried}", step.verb),
+                        Some(value) => {
+                            text::labelled(&format!("step {n} {} ok{retried}", step.verb), value)
+                        }
                     }
-                ),
+                }
             };
             items.push(ContentItem::Text { text: line });
             push_images(&mut items, step, &format!("step {n}"));

@@ -22,9 +22,9 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value, json};
 
-use super::{Dialect, arg_problem, session_arg};
+use super::{Dialect, arg_problem, session_arg, text};
 use crate::batch::plan::{join_field, key_field};
-use crate::batch::{BatchStatus, Problem, Report, StepStatus, UnknownPolicy};
+use crate::batch::{BatchStatus, ContentItem, Problem, Report, StepStatus, UnknownPolicy};
 use crate::plugins::Registry;
 
 /// Batches kept for `resume_batch`; the oldest go first beyond this.
@@ -616,6 +616,89 @@ const CHAINING: &str = "Chaining: ${STEP_N} in arguments is step N's return valu
 ${name} is a value stored by assign_to (this batch or earlier in the session); other ${var} are RF variables. \
 A reference to a step that has not run yet rejects the batch before anything runs.";
 
+/// The result text of the RF tools, read from their structured result (the
+/// one place keyword names and resolved arguments are put together): the
+/// summary, then a line per step with its arguments and return value or error.
+fn rf_content(structured: &Value) -> Vec<ContentItem> {
+    let field = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
+    let mut out = field(structured, "summary").unwrap_or_default();
+    for key in ["batch_id", "session_id"] {
+        if let Some(id) = field(structured, key) {
+            out.push_str(&format!(" · {} {id}", key.trim_end_matches("_id")));
+        }
+    }
+    for problem in structured
+        .get("errors")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        out.push_str(&format!(
+            "\n- {}: {}",
+            field(problem, "field").unwrap_or_default(),
+            field(problem, "message").unwrap_or_default()
+        ));
+    }
+    for step in structured
+        .get("steps")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let status = field(step, "status").unwrap_or_default();
+        if status == "SKIPPED" && structured.get("errors").is_some() {
+            // Nothing ran: the problems above say why; listing every step
+            // as skipped says nothing more.
+            continue;
+        }
+        let mut head = format!(
+            "step {} {}",
+            step.get("index").unwrap_or(&Value::Null),
+            field(step, "keyword").unwrap_or_default()
+        );
+        for arg in step
+            .get("args_resolved")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            // RF's own separator between arguments: two spaces or more.
+            head.push_str("    ");
+            match arg {
+                Value::String(a) => head.push_str(a),
+                other => head.push_str(&other.to_string()),
+            }
+        }
+        head.push_str(&format!(" → {status}"));
+        if status != "SKIPPED" {
+            let ms = step.get("time_ms").and_then(Value::as_f64).unwrap_or(0.0);
+            head.push_str(&format!(" in {ms:.1} ms"));
+        }
+        out.push('\n');
+        match (field(step, "error"), step.get("return_value")) {
+            (Some(error), _) => out.push_str(&format!("{head}: {error}")),
+            (None, Some(value)) if !value.is_null() => out.push_str(&text::labelled(&head, value)),
+            _ => out.push_str(&head),
+        }
+        if let Some(log) = step
+            .get("recovery_log")
+            .filter(|l| l.as_array().is_some_and(|a| !a.is_empty()))
+        {
+            out.push('\n');
+            out.push_str(&text::labelled("  recovery_log", log));
+        }
+    }
+    if let Some(failure) = structured.get("failure").filter(|f| !f.is_null())
+        && let Some(log) = failure
+            .get("recovery_log")
+            .filter(|l| l.as_array().is_some_and(|a| !a.is_empty()))
+    {
+        out.push('\n');
+        out.push_str(&text::labelled("recovery tried", log));
+    }
+    vec![ContentItem::Text { text: out }]
+}
+
 impl Dialect for ExecuteBatch {
     fn name(&self) -> &str {
         "execute_batch"
@@ -678,6 +761,10 @@ from the failed step."
 
     fn render(&self, report: &Report) -> Value {
         render_rf(report, &[])
+    }
+
+    fn content(&self, _report: &Report, structured: &Value) -> Option<Vec<ContentItem>> {
+        Some(rf_content(structured))
     }
 
     fn render_call(&self, args: &Map<String, Value>, report: &Report) -> Value {
@@ -748,6 +835,10 @@ assign_to value). timeout is an RF time (\"10s\"). Same result shape as execute_
 
     fn render(&self, report: &Report) -> Value {
         render_rf(report, &[])
+    }
+
+    fn content(&self, _report: &Report, structured: &Value) -> Option<Vec<ContentItem>> {
+        Some(rf_content(structured))
     }
 }
 
@@ -839,6 +930,10 @@ run that fails again returns a new batch_id."
 
     fn render(&self, report: &Report) -> Value {
         render_rf(report, &[])
+    }
+
+    fn content(&self, _report: &Report, structured: &Value) -> Option<Vec<ContentItem>> {
+        Some(rf_content(structured))
     }
 
     fn render_call(&self, args: &Map<String, Value>, report: &Report) -> Value {

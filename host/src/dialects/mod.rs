@@ -8,6 +8,7 @@ pub mod do_steps;
 pub mod execute_batch;
 pub mod run_macro;
 pub mod single;
+pub(crate) mod text;
 
 use serde_json::{Map, Value};
 
@@ -57,11 +58,11 @@ pub trait Dialect: Send + Sync {
     fn render_call(&self, _args: &Map<String, Value>, report: &Report) -> Value {
         self.render(report)
     }
-    /// The result's content items in order (texts, and images with the text
-    /// that labels them), when the tool lays them out itself. `None`, the
-    /// default: a summary with the structured result, then each image after a
-    /// text naming its step.
-    fn content(&self, _report: &Report) -> Option<Vec<ContentItem>> {
+    /// The result's content items in order (texts as plain lines, and images
+    /// after the text that labels them), when the tool lays them out itself;
+    /// `structured` is this call's structured result. `None`, the default: the
+    /// generic lines of [`text::report_content`].
+    fn content(&self, _report: &Report, _structured: &Value) -> Option<Vec<ContentItem>> {
         None
     }
 }

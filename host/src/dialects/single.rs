@@ -5,7 +5,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 
 use super::{Dialect, session_id_schema};
-use crate::batch::{Problem, Report};
+use crate::batch::{BatchStatus, ContentItem, Problem, Report};
 use crate::plugins::{LoadedPlugin, Registry};
 
 /// A tool for one verb of one plugin.
@@ -104,6 +104,22 @@ impl Dialect for SingleVerb {
         Ok(json!({"steps": [{"plugin": self.plugin.name(), "verb": self.verb, "input": input}]}))
     }
 
+    fn content(&self, report: &Report, _structured: &Value) -> Option<Vec<ContentItem>> {
+        // Only an invalid call reads differently from the generic lines: its
+        // problems are named by the tool's own arguments.
+        if report.status != BatchStatus::Invalid {
+            return None;
+        }
+        let mut text = format!(
+            "invalid: {} problem(s) in the arguments; nothing ran",
+            report.errors.len()
+        );
+        for problem in report.errors.iter().map(as_argument) {
+            text.push_str(&format!("\n- {}: {}", problem.field, problem.message));
+        }
+        Some(vec![ContentItem::Text { text }])
+    }
+
     fn render(&self, report: &Report) -> Value {
         let mut out = Map::new();
         out.insert("status".into(), json!(report.status));
@@ -111,7 +127,8 @@ impl Dialect for SingleVerb {
             out.insert("session_id".into(), json!(session));
         }
         if !report.errors.is_empty() {
-            out.insert("errors".into(), json!(report.errors));
+            let errors: Vec<Problem> = report.errors.iter().map(as_argument).collect();
+            out.insert("errors".into(), json!(errors));
         }
         if let Some(step) = report.steps.first() {
             if let Some(value) = &step.value {
@@ -130,5 +147,48 @@ impl Dialect for SingleVerb {
             }
         }
         Value::Object(out)
+    }
+}
+
+/// A problem the planner found in the one step's input, named by the tool's
+/// arguments: `steps[0].input.url` is the argument `url`, and `steps[0].input`
+/// the arguments as a whole.
+fn as_argument(problem: &Problem) -> Problem {
+    let field = match problem.field.strip_prefix("steps[0].input") {
+        Some("") => "(arguments)".to_owned(),
+        Some(rest) => rest.strip_prefix('.').unwrap_or(rest).to_owned(),
+        None => problem.field.clone(),
+    };
+    Problem {
+        step: None,
+        label: None,
+        field,
+        message: problem.message.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn problem(field: &str) -> Problem {
+        Problem {
+            step: Some(0),
+            label: None,
+            field: field.into(),
+            message: "m".into(),
+        }
+    }
+
+    #[test]
+    fn problems_are_named_by_the_tools_arguments() {
+        assert_eq!(as_argument(&problem("steps[0].input.url")).field, "url");
+        assert_eq!(
+            as_argument(&problem("steps[0].input[\"a b\"]")).field,
+            "[\"a b\"]"
+        );
+        assert_eq!(as_argument(&problem("steps[0].input")).field, "(arguments)");
+        assert_eq!(as_argument(&problem("timeout_ms")).field, "timeout_ms");
+        assert_eq!(as_argument(&problem("steps[0].input.url")).step, None);
     }
 }

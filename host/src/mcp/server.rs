@@ -17,7 +17,8 @@ use serde_json::{Map, Value};
 use super::catalog::{Catalog, Catalogs};
 use super::notify::Notifier;
 use crate::batch::{ContentItem, NoObserver, Observer, Report};
-use crate::dialects::Dialect;
+use crate::config::ResultText;
+use crate::dialects::{Dialect, text};
 use crate::session::SessionRef;
 use crate::tenancy::Tenant;
 use crate::{BatchOptions, Host};
@@ -145,7 +146,7 @@ impl StepServer {
             dialect.as_ref(),
             &args,
             &report,
-            dialect.name() != "batch" && report.steps.len() == 1,
+            self.host.config().mcp.result_text,
         )
     }
 }
@@ -154,55 +155,55 @@ fn new_batch_id() -> String {
     format!("b-{}", uuid::Uuid::new_v4().simple())
 }
 
-/// The tool result: structured content in the dialect's shape, a text rendering,
-/// and each image after a text item naming its step.
+/// The tool result: structured content in the dialect's shape (the full JSON,
+/// images reduced to their label), and content a model reads: plain lines,
+/// each image after the line naming it. With `[mcp] result_text = "json"` the
+/// text is the structured JSON instead, for clients written to parse it.
 fn render(
     dialect: &dyn Dialect,
     args: &Map<String, Value>,
     report: &Report,
-    include_step_text: bool,
+    text_form: ResultText,
 ) -> CallToolResult {
     let mut structured = dialect.render_call(args, report);
+    let single = dialect.name() != "batch" && report.steps.len() == 1;
+    let items = dialect
+        .content(report, &structured)
+        .unwrap_or_else(|| text::report_content(report, single));
     strip_image_data(&mut structured);
-    if let Some(items) = dialect.content(report) {
-        let content = items
-            .into_iter()
-            .map(|item| match item {
-                ContentItem::Text { text } => ContentBlock::text(text),
-                ContentItem::Image {
-                    mime_type, data, ..
-                } => ContentBlock::image(data, mime_type),
-            })
-            .collect();
-        let mut result = CallToolResult::success(content);
-        result.structured_content = Some(structured);
-        result.is_error = Some(report.status != crate::batch::BatchStatus::Passed);
-        return result;
+    let mut content = Vec::with_capacity(items.len());
+    if text_form == ResultText::Json {
+        content.push(ContentBlock::text(structured.to_string()));
     }
-    let mut text = report.summary();
-    for problem in &report.errors {
-        text.push_str(&format!("\n- {problem}"));
-    }
-    text.push_str("\n\n");
-    text.push_str(&serde_json::to_string(&structured).unwrap_or_default());
-    let mut content = vec![ContentBlock::text(text)];
-    for step in &report.steps {
-        for item in &step.content {
-            match item {
-                ContentItem::Text { text } if include_step_text => {
-                    content.push(ContentBlock::text(text.clone()));
+    // Consecutive texts are joined: one block of lines reads (and costs) less
+    // than many one-line blocks.
+    let mut pending = String::new();
+    for item in items {
+        match item {
+            ContentItem::Text { text } if text_form == ResultText::Lines => {
+                if !pending.is_empty() {
+                    pending.push('\n');
                 }
-                ContentItem::Text { .. } => {}
-                ContentItem::Image {
-                    mime_type,
-                    data,
-                    label,
-                } => {
-                    content.push(ContentBlock::text(format!("[{label}]")));
-                    content.push(ContentBlock::image(data.clone(), mime_type.clone()));
+                pending.push_str(&text);
+            }
+            ContentItem::Text { .. } => {}
+            ContentItem::Image {
+                mime_type,
+                data,
+                label,
+            } => {
+                if text_form == ResultText::Json {
+                    pending = format!("[{label}]");
                 }
+                if !pending.is_empty() {
+                    content.push(ContentBlock::text(std::mem::take(&mut pending)));
+                }
+                content.push(ContentBlock::image(data, mime_type));
             }
         }
+    }
+    if !pending.is_empty() {
+        content.push(ContentBlock::text(pending));
     }
     let mut result = CallToolResult::success(content);
     result.structured_content = Some(structured);

@@ -22,6 +22,10 @@ const MISSING_TOKEN_CHALLENGE: &str = "Bearer realm=\"stephost\"";
 /// `invalid_token`), so a client can tell a wrong token from a missing one.
 const INVALID_TOKEN_CHALLENGE: &str = "Bearer realm=\"stephost\", error=\"invalid_token\", error_description=\"the bearer token is not one of this server's tenants\"";
 
+/// The JSON-RPC error code of a refused token: in the range JSON-RPC leaves to
+/// servers, the one MCP servers commonly use for authentication.
+const UNAUTHORIZED_CODE: i64 = -32001;
+
 /// Whether `path` is the MCP endpoint (`/mcp`, or below it).
 fn is_mcp_path(path: &str) -> bool {
     path == "/mcp" || path.starts_with("/mcp/")
@@ -63,10 +67,21 @@ pub async fn require_tenant(
             )
         };
         tracing::warn!(target: "stephost::audit", path = %request.uri().path(), "unauthorized: {why}");
+        // Why a JSON-RPC error body: MCP clients show the message of one (the
+        // Python SDK reports any other 401 body as a bare "error response"),
+        // and the id is null because the body has not been read.
+        let body = serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": null,
+            "error": {"code": UNAUTHORIZED_CODE, "message": format!("unauthorized: {why}")}
+        });
         return (
             StatusCode::UNAUTHORIZED,
-            [(header::WWW_AUTHENTICATE, challenge)],
-            format!("{{\"error\":\"unauthorized\",\"message\":\"{why}\"}}\n"),
+            [
+                (header::WWW_AUTHENTICATE, challenge),
+                (header::CONTENT_TYPE, "application/json"),
+            ],
+            format!("{body}\n"),
         )
             .into_response();
     };
