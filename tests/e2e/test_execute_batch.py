@@ -196,6 +196,41 @@ async def test_resume_after_fix_steps():
         assert result.isError and "no resumable batch" in out["errors"][0]["message"]
 
 
+async def test_two_concurrent_resumes_of_one_batch_run_it_once():
+    # Two agents (or a retried request) resume the same failed batch at once:
+    # the remaining steps, which act (here: append to a list), must run once.
+    async with stdio_session() as s:
+        result, out = await call(s, "execute_batch", {
+            "session_id": "twice",
+            "on_failure": "stop",
+            "steps": [
+                {"keyword": "Create List", "assign_to": "clicks"},
+                {"keyword": "Variable Should Exist", "arguments": ["\\${ready}"]},
+                {"keyword": "Sleep", "arguments": ["1s"]},
+                {"keyword": "Append To List", "arguments": ["${clicks}", "click"]},
+            ],
+        })
+        assert out["status"] == "FAIL" and out["failure"]["step_index"] == 2, out
+        resume = {
+            "batch_id": out["batch_id"],
+            "fix_steps": [{"keyword": "Set Suite Variable", "arguments": ["\\${ready}", "yes"]}],
+        }
+        import asyncio
+
+        first, second = await asyncio.gather(s.call_tool("resume_batch", resume), s.call_tool("resume_batch", resume))
+        outcomes = sorted([first, second], key=lambda r: bool(r.isError))
+        assert not outcomes[0].isError and outcomes[0].structuredContent["status"] == "PASS", outcomes[0]
+        refused = outcomes[1].structuredContent
+        assert outcomes[1].isError and refused["status"] == "FAIL", refused
+        assert "being resumed by another call" in refused["errors"][0]["message"], refused
+        result, out = await call(s, "execute_step", {"session_id": "twice", "keyword": "Get Length", "arguments": ["${clicks}"]})
+        assert out["steps"][0]["return_value"] == 1, out
+
+        # Once it has run, the batch is used up.
+        result, out = await call(s, "resume_batch", {"batch_id": resume["batch_id"]})
+        assert result.isError and "no resumable batch" in out["errors"][0]["message"]
+
+
 async def test_execute_step():
     async with stdio_session() as s:
         result, out = await call(s, "execute_step", {"session_id": "one", "keyword": "Evaluate", "arguments": ["1 + 2"], "assign_to": "three"})

@@ -19,6 +19,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 
@@ -49,9 +50,75 @@ struct Resumable {
 pub struct ResumeStore {
     by_id: BTreeMap<String, Resumable>,
     order: VecDeque<String>,
+    /// Batches a `resume_batch` call has claimed and is running, with when it
+    /// claimed them. Why a claim and not a read: two concurrent calls with one
+    /// batch id must not both run the remaining steps (a double click).
+    claimed: BTreeMap<String, Claim>,
 }
 
+/// A resume in flight.
+#[derive(Debug)]
+struct Claim {
+    entry: Resumable,
+    at: Instant,
+    /// The call holding it (see [`call_key`]).
+    owner: usize,
+}
+
+/// Identifies one tool call between its `to_batch` and its `render_call`: the
+/// address of its argument map, which the server passes to both and which
+/// stays put while the call lives. Why not a token: the dialect interface
+/// carries nothing else from one to the other, and only a call that holds the
+/// claim may end it (a call refused because another holds it must not).
+fn call_key(args: &Map<String, Value>) -> usize {
+    std::ptr::from_ref(args) as usize
+}
+
+/// How long a claim holds when its call never reports back (its future was
+/// dropped with its connection): past the longest run a resume may take.
+const CLAIM_TTL: Duration = Duration::from_secs(600 + 60);
+
 impl ResumeStore {
+    /// Claims `id` for one resume: the entry leaves the resumable set until
+    /// [`ResumeStore::release`] puts it back or the call's result consumes it.
+    fn claim(&mut self, id: &str, owner: usize) -> Result<Resumable, ClaimError> {
+        if let Some(claim) = self.claimed.get(id) {
+            if claim.at.elapsed() < CLAIM_TTL {
+                return Err(ClaimError::InFlight);
+            }
+            if let Some(stale) = self.claimed.remove(id) {
+                self.insert(id.to_owned(), stale.entry);
+            }
+        }
+        let entry = self.take(id).ok_or(ClaimError::Unknown)?;
+        self.claimed.insert(
+            id.to_owned(),
+            Claim {
+                entry: entry.clone(),
+                at: Instant::now(),
+                owner,
+            },
+        );
+        while self.claimed.len() > MAX_REMEMBERED {
+            self.claimed.pop_first();
+        }
+        Ok(entry)
+    }
+
+    /// Ends `owner`'s claim on `id`, if it holds one; `keep` puts the batch
+    /// back as resumable (the call was invalid and ran nothing, so the id can
+    /// be used again).
+    fn release(&mut self, id: &str, owner: usize, keep: bool) -> Option<Resumable> {
+        if self.claimed.get(id)?.owner != owner {
+            return None;
+        }
+        let claim = self.claimed.remove(id)?;
+        if keep {
+            self.insert(id.to_owned(), claim.entry.clone());
+        }
+        Some(claim.entry)
+    }
+
     fn insert(&mut self, id: String, entry: Resumable) {
         if self.by_id.insert(id.clone(), entry).is_none() {
             self.order.push_back(id);
@@ -72,6 +139,15 @@ impl ResumeStore {
     fn get(&self, id: &str) -> Option<&Resumable> {
         self.by_id.get(id)
     }
+}
+
+/// Why a batch id cannot be claimed.
+#[derive(Debug, PartialEq, Eq)]
+enum ClaimError {
+    /// No failed batch of that id is waiting (never, finished, or resumed).
+    Unknown,
+    /// Another `resume_batch` call is running it now.
+    InFlight,
 }
 
 /// Shared handle to the resume memory.
@@ -907,25 +983,49 @@ run that fails again returns a new batch_id."
             problems.push(arg_problem("batch_id", "batch_id (string) is required"));
             return Err(problems);
         };
-        let guard = self.store.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(entry) = guard.get(id).cloned() else {
-            problems.push(arg_problem(
-                "batch_id",
-                format!("no resumable batch `{id}`: only a failed or timed-out execute_batch that was not resumed yet can be resumed (finished, unknown or already resumed batch ids are refused)"),
-            ));
+        if !problems.is_empty() {
+            // Nothing will run: the batch stays resumable, unclaimed.
             return Err(problems);
+        }
+        let claimed = self
+            .store
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .claim(id, call_key(args));
+        let entry = match claimed {
+            Ok(entry) => entry,
+            Err(ClaimError::Unknown) => {
+                problems.push(arg_problem(
+                    "batch_id",
+                    format!("no resumable batch `{id}`: only a failed or timed-out execute_batch that was not resumed yet can be resumed (finished, unknown or already resumed batch ids are refused)"),
+                ));
+                return Err(problems);
+            }
+            Err(ClaimError::InFlight) => {
+                problems.push(arg_problem(
+                    "batch_id",
+                    format!("batch `{id}` is being resumed by another call right now; its result says how that went (a resumed run that fails again returns a new batch_id)"),
+                ));
+                return Err(problems);
+            }
         };
-        drop(guard);
         let mut steps = fix;
         steps.extend(entry.remaining.iter().cloned());
-        build_batch(
+        let batch = build_batch(
             &steps,
             &entry.on_failure,
             entry.max_recovery_attempts,
             timeout,
             Some(&entry.session_id),
             problems,
-        )
+        );
+        if batch.is_err() {
+            self.store
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .release(id, call_key(args), true);
+        }
+        batch
     }
 
     fn render(&self, report: &Report) -> Value {
@@ -938,16 +1038,17 @@ run that fails again returns a new batch_id."
 
     fn render_call(&self, args: &Map<String, Value>, report: &Report) -> Value {
         let id = args.get("batch_id").and_then(Value::as_str).unwrap_or("");
-        // Why: a batch id is used up once its resume ran (invalid calls keep it,
-        // so a typo in fix_steps can be corrected).
-        let entry = if report.status == BatchStatus::Invalid {
-            None
-        } else {
-            self.store
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .take(id)
-        };
+        // Why: a batch id is used up once its resume ran; an invalid call ran
+        // nothing and puts it back, so a typo in fix_steps can be corrected.
+        // Only this call's own claim ends here: a call refused because another
+        // holds the claim has none.
+        let invalid = report.status == BatchStatus::Invalid;
+        let entry = self
+            .store
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .release(id, call_key(args), invalid)
+            .filter(|_| !invalid);
         let mut steps: Vec<Value> = args
             .get("fix_steps")
             .and_then(Value::as_array)
@@ -984,6 +1085,54 @@ mod tests {
         assert_eq!(parse_rf_duration("2 minutes"), Some(120_000));
         assert_eq!(parse_rf_duration("soon"), None);
         assert_eq!(parse_rf_duration("0s"), None);
+    }
+
+    fn resumable() -> Resumable {
+        Resumable {
+            session_id: "s".into(),
+            remaining: vec![json!({"keyword": "Log", "args": ["x"]})],
+            on_failure: "stop".into(),
+            max_recovery_attempts: 1,
+        }
+    }
+
+    #[test]
+    fn one_resume_at_a_time_holds_a_batch() {
+        let mut store = ResumeStore::default();
+        store.insert("b".into(), resumable());
+        assert!(store.claim("b", 1).is_ok());
+        // A second call while the first runs is refused, and cannot end the
+        // first one's claim.
+        assert_eq!(store.claim("b", 2).err(), Some(ClaimError::InFlight));
+        assert!(store.release("b", 2, true).is_none());
+        assert_eq!(store.claim("b", 2).err(), Some(ClaimError::InFlight));
+        // The first call's run consumes it.
+        assert!(store.release("b", 1, false).is_some());
+        assert_eq!(store.claim("b", 2).err(), Some(ClaimError::Unknown));
+    }
+
+    #[test]
+    fn an_invalid_resume_puts_the_batch_back() {
+        let mut store = ResumeStore::default();
+        store.insert("b".into(), resumable());
+        assert!(store.claim("b", 1).is_ok());
+        assert!(store.release("b", 1, true).is_some());
+        assert!(store.get("b").is_some());
+        assert!(store.claim("b", 2).is_ok());
+    }
+
+    #[test]
+    fn a_claim_whose_call_vanished_expires() {
+        let mut store = ResumeStore::default();
+        store.insert("b".into(), resumable());
+        assert!(store.claim("b", 1).is_ok());
+        let long_ago = Instant::now().checked_sub(CLAIM_TTL + Duration::from_secs(1));
+        if let (Some(claim), Some(at)) = (store.claimed.get_mut("b"), long_ago) {
+            claim.at = at;
+        }
+        assert!(store.claim("b", 2).is_ok());
+        assert!(store.release("b", 1, false).is_none());
+        assert!(store.release("b", 2, false).is_some());
     }
 
     #[test]
