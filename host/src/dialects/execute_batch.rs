@@ -703,24 +703,14 @@ fn rf_content(structured: &Value) -> Vec<ContentItem> {
             out.push_str(&format!(" · {} {id}", key.trim_end_matches("_id")));
         }
     }
-    for problem in structured
-        .get("errors")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
+    for problem in array(structured, "errors") {
         out.push_str(&format!(
             "\n- {}: {}",
             field(problem, "field").unwrap_or_default(),
             field(problem, "message").unwrap_or_default()
         ));
     }
-    for step in structured
-        .get("steps")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
+    for step in array(structured, "steps") {
         let status = field(step, "status").unwrap_or_default();
         if status == "SKIPPED" && structured.get("errors").is_some() {
             // Nothing ran: the problems above say why; listing every step
@@ -732,12 +722,7 @@ fn rf_content(structured: &Value) -> Vec<ContentItem> {
             step.get("index").unwrap_or(&Value::Null),
             field(step, "keyword").unwrap_or_default()
         );
-        for arg in step
-            .get("args_resolved")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
+        for arg in array(step, "args_resolved") {
             // RF's own separator between arguments: two spaces or more.
             head.push_str("    ");
             match arg {
@@ -773,6 +758,14 @@ fn rf_content(structured: &Value) -> Vec<ContentItem> {
         out.push_str(&text::labelled("recovery tried", log));
     }
     vec![ContentItem::Text { text: out }]
+}
+
+/// The array at `key` of `value`, or none.
+fn array<'a>(value: &'a Value, key: &str) -> &'a [Value] {
+    value
+        .get(key)
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
 }
 
 impl Dialect for ExecuteBatch {

@@ -24,28 +24,12 @@ pub(crate) fn labelled(head: &str, value: &Value) -> String {
 /// The value's lines, with no header (a whole result that is one
 /// value, such as a single verb's output).
 pub(crate) fn block(value: &Value) -> String {
+    if let Some(text) = inline(value) {
+        return text;
+    }
     let mut out = String::new();
-    match value {
-        Value::Object(map) if !map.is_empty() && inline(value).is_none() => {
-            push_object(&mut out, map, 0);
-        }
-        Value::Array(items) if !items.is_empty() && inline(value).is_none() => {
-            push_array(&mut out, items, 0);
-        }
-        Value::String(s) if s.contains('\n') => {
-            for line in s.lines() {
-                out.push_str(line);
-                out.push('\n');
-            }
-        }
-        _ => {
-            out.push_str(&scalar_or_inline(value));
-            out.push('\n');
-        }
-    }
-    if out.ends_with('\n') {
-        out.pop();
-    }
+    push_nested(&mut out, value, 0);
+    trim_newline(&mut out);
     out
 }
 
@@ -130,8 +114,6 @@ fn push_field(out: &mut String, value: &Value, indent: usize) {
     if let Some(text) = inline(value) {
         out.push_str(": ");
         out.push_str(&text);
-        out.push('\n');
-        trim_newline(out);
         return;
     }
     out.push_str(":\n");
