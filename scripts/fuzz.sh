@@ -7,18 +7,20 @@
 #
 # Environment:
 #   FUZZ_SECONDS     time per target, in seconds (default 20)
-#   FUZZ_TOOLCHAIN   `nightly` or `pinned` (default: nightly when it can build the
-#                    wasm32-wasip2 plugins, else pinned; see below)
+#   FUZZ_TOOLCHAIN   `nightly` or `pinned` (default: nightly when installed, else
+#                    pinned; see below)
 #   FUZZ_JOBS        parallel fuzzing processes per target (default 1)
-#   FUZZ_SANITIZER   cargo-fuzz sanitizer: address (default) or none (faster
-#                    cold build; what CI uses)
+#   FUZZ_SANITIZER   cargo-fuzz sanitizer: address (default) or none (what CI uses)
 #
-# Toolchain: cargo-fuzz needs nightly features (-Zsanitizer=address). The host's
-# build script also builds the plugins for wasm32-wasip2 with the same toolchain,
-# so the nightly needs that target too. Where it does not have it and cannot get it
-# (no rustup downloads on these machines), the script uses the toolchain pinned in
-# rust-toolchain.toml with RUSTC_BOOTSTRAP=1, which lets a stable compiler accept
-# the -Z flags; same sanitizer, same coverage instrumentation.
+# Toolchain: cargo-fuzz needs nightly features (-Zsanitizer=address). Without a
+# nightly (no rustup downloads on these machines), the script uses the toolchain
+# pinned in rust-toolchain.toml with RUSTC_BOOTSTRAP=1, which lets a stable
+# compiler accept the -Z flags; same sanitizer, same coverage instrumentation.
+#
+# The fuzz crate builds against stephost-batch and stephost-contract only (no
+# WebAssembly runtime, no plugins to compile): the plugins' descriptions come from
+# the snapshot fuzz/catalog.json, which scripts/fuzz_catalog.sh writes from a built
+# binary (scripts/test.sh checks it is current with --check).
 #
 # A crash fails the script (after every target has run) and prints how to
 # reproduce and minimize it; minimized inputs go to fuzz/regressions/<target>/,
@@ -36,15 +38,9 @@ if [[ "$jobs" -gt 1 ]]; then
   parallel=(-jobs="$jobs" -workers="$jobs")
 fi
 
-wasm_target_on() {
-  local sysroot
-  sysroot=$(rustc "+$1" --print sysroot 2>/dev/null) || return 1
-  [[ -d "$sysroot/lib/rustlib/wasm32-wasip2" ]]
-}
-
 toolchain=${FUZZ_TOOLCHAIN:-}
 if [[ -z "$toolchain" ]]; then
-  if wasm_target_on nightly || rustup target add wasm32-wasip2 --toolchain nightly >/dev/null 2>&1; then
+  if rustc +nightly --version >/dev/null 2>&1; then
     toolchain=nightly
   else
     toolchain=pinned
@@ -56,7 +52,6 @@ case "$toolchain" in
     # rust-toolchain.toml in the repository root picks the toolchain.
     export RUSTC_BOOTSTRAP=1
     cargo=(cargo)
-    rustup target add wasm32-wasip2 >/dev/null 2>&1 || true
     ;;
   *) echo "FUZZ_TOOLCHAIN must be nightly or pinned, not '$toolchain'" >&2; exit 2 ;;
 esac
@@ -73,7 +68,7 @@ else
   mapfile -t targets < <("${cargo[@]}" fuzz list)
 fi
 
-# One build for every target (the first one under the sanitizer takes a while).
+# One build for every target.
 "${cargo[@]}" fuzz build "${sanitizer[@]}"
 
 failed=()

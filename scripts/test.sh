@@ -62,17 +62,32 @@ cargo fmt --all --check
 say "cargo clippy --all-targets -- -D warnings"
 cargo clippy --all-targets --release -- -D warnings
 
+# The layering the crates promise: the batch engine and the contract build
+# without wasmtime (docs/architecture.md, "Layers").
+say "layering: stephost-batch and stephost-contract are free of wasmtime"
+for crate in stephost-batch stephost-contract; do
+  if cargo tree --quiet -p "$crate" -e normal,build | grep -q wasmtime; then
+    echo "$crate depends on wasmtime:" >&2
+    cargo tree -p "$crate" -e normal,build -i wasmtime >&2 || true
+    exit 1
+  fi
+done
+
 say "cargo build --release"
 cargo build --release
 
 say "cargo test --release"
 cargo test --release --workspace
 
-# The rf plugin's own unit tests run natively (its WIT glue is wasm-only).
-say "rf plugin: fmt, clippy, unit tests"
+# The plugins' own unit tests run natively, on the guest SDK's mock host.
+say "plugins: fmt, clippy, unit tests"
 cargo fmt --manifest-path plugins/Cargo.toml --all --check
-cargo clippy --manifest-path plugins/Cargo.toml -p rf --all-targets -- -D warnings
-cargo test --manifest-path plugins/Cargo.toml -p rf -p testkit
+cargo clippy --manifest-path plugins/Cargo.toml --workspace --all-targets -- -D warnings
+cargo test --manifest-path plugins/Cargo.toml --workspace
+
+# The fuzz targets plan against a snapshot of the built-in plugins' schemas.
+say "fuzz catalog snapshot is current (scripts/fuzz_catalog.sh --check)"
+STEPHOST_BIN=$root/target/release/stephost scripts/fuzz_catalog.sh --check
 
 if ls tests/e2e/test_*.py >/dev/null 2>&1; then
   say "end-to-end tests (pytest)"

@@ -326,3 +326,118 @@ fn serve_shuts_down_in_order_on_sigterm() {
         );
     }
 }
+
+/// A component built against the frozen contract 0.1.0 (the `legacy` fixture,
+/// raw bindings from wit/0.1.0, no SDK) loads beside the built-in plugins,
+/// which speak 0.2.0, and runs in one batch with them: its results chain, its
+/// instance keeps state, its string failure codes and its recovery proposal
+/// in `details` work as they did.
+#[test]
+fn a_contract_0_1_component_runs_beside_0_2_plugins() {
+    let cache = tempfile::tempdir().expect("tempdir");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let wasm = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../plugins/target/wasm32-wasip2/release/legacy.wasm");
+    std::fs::copy(&wasm, dir.path().join("legacy.wasm")).expect("copy the 0.1.0 fixture");
+    let plugins_dir = dir.path().to_str().expect("utf8");
+    let out = stephost(
+        &["--plugins", plugins_dir, "plugins", "--json"],
+        None,
+        cache.path(),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let list: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let contract = |name: &str| {
+        list.as_array()
+            .and_then(|l| l.iter().find(|p| p["name"] == name))
+            .map(|p| p["contract"].clone())
+    };
+    assert_eq!(contract("legacy"), Some(Value::from("0.1.0")), "{list}");
+    assert_eq!(contract("testkit"), Some(Value::from("0.2.0")), "{list}");
+
+    let batch = r#"{"steps": [
+        {"plugin": "testkit", "verb": "echo", "input": {"value": "from 0.2"}},
+        {"plugin": "legacy", "verb": "echo", "input": {"text": "${STEP_1} via 0.1"}},
+        {"plugin": "legacy", "verb": "count", "input": {}},
+        {"plugin": "legacy", "verb": "count", "input": {}},
+        {"plugin": "legacy", "verb": "fail", "input": {"code": "flaky", "message": "try again"},
+         "retry": {"attempts": 2, "on": ["flaky"], "recover": true}}
+    ], "on_failure": "continue"}"#;
+    let out = stephost(
+        &["--plugins", plugins_dir, "run", "-"],
+        Some(batch),
+        cache.path(),
+    );
+    let report = report(&out);
+    let steps = report["steps"].as_array().expect("steps");
+    assert_eq!(steps[1]["value"], "from 0.2 via 0.1", "{report}");
+    assert_eq!(
+        steps[3]["value"], 2,
+        "one instance kept its count: {report}"
+    );
+    let failed = &steps[4];
+    assert_eq!(failed["status"], "failed", "{report}");
+    assert_eq!(failed["error"]["code"], "flaky", "{report}");
+    assert_eq!(failed["attempts"], 2, "{report}");
+    let round = &failed["recovery"][0];
+    assert_eq!(round["classification"], "flaky", "{report}");
+    assert_eq!(round["actions"][0]["verb"], "count", "{report}");
+    assert_eq!(round["actions"][0]["status"], "passed", "{report}");
+}
+
+/// The defaults docs/architecture.md lists are the ones the code has: every
+/// key in its TOML block equals `Config::default()`, and no `[limits]` or
+/// `[engine]` key is left out.
+#[test]
+fn documented_defaults_are_the_defaults() {
+    let doc = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../docs/architecture.md"
+    ))
+    .expect("docs/architecture.md");
+    let block = doc
+        .split("\n## Configuration")
+        .nth(1)
+        .and_then(|section| section.split("```toml").nth(1))
+        .and_then(|block| block.split("```").next())
+        .expect("a ```toml block under ## Configuration");
+    let documented: toml::Table = toml::from_str(block).expect("the documented defaults are TOML");
+    let defaults = toml::Table::try_from(stephost::config::Config::default()).expect("serializes");
+
+    fn compare(path: &str, doc: &toml::Table, code: &toml::Table, wrong: &mut Vec<String>) {
+        for (key, value) in doc {
+            let place = format!("{path}{key}");
+            match (value, code.get(key)) {
+                (toml::Value::Table(d), Some(toml::Value::Table(c))) => {
+                    compare(&format!("{place}."), d, c, wrong);
+                }
+                (value, Some(actual)) if value == actual => {}
+                (value, actual) => wrong.push(format!(
+                    "{place}: documented {value}, the code has {}",
+                    actual.map_or("no such key".to_owned(), ToString::to_string)
+                )),
+            }
+        }
+    }
+    let mut wrong = Vec::new();
+    compare("", &documented, &defaults, &mut wrong);
+    for section in ["limits", "engine"] {
+        let code = defaults.get(section).and_then(toml::Value::as_table);
+        let doc = documented.get(section).and_then(toml::Value::as_table);
+        for key in code.into_iter().flat_map(|t| t.keys()) {
+            if !doc.is_some_and(|d| d.contains_key(key)) {
+                wrong.push(format!("[{section}] {key} is not documented"));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "docs/architecture.md disagrees with the code:\n{}",
+        wrong.join("\n")
+    );
+}

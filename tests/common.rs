@@ -50,11 +50,11 @@ pub(crate) fn nettest_dir() -> tempfile::TempDir {
     let wasm = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../plugins/target/wasm32-wasip2/release/nettest.wasm");
     std::fs::copy(&wasm, dir.path().join("nettest.wasm"))
-        .expect("nettest component is built by host/build.rs");
+        .expect("nettest component is built by host/runtime/build.rs");
     dir
 }
 
-/// The component `host/build.rs` built for the plugin crate `name` (`rf`,
+/// The component `host/runtime/build.rs` built for the plugin crate `name` (`rf`,
 /// `nettest`, ...), to install as a third-party file.
 pub(crate) fn built_component(name: &str) -> std::path::PathBuf {
     std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -71,7 +71,7 @@ pub(crate) fn plugins_dir(crates: &[&str]) -> tempfile::TempDir {
             built_component(name),
             dir.path().join(format!("{name}.wasm")),
         )
-        .expect("the component is built by host/build.rs");
+        .expect("the component is built by host/runtime/build.rs");
     }
     dir
 }

@@ -12,8 +12,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::json;
 use stephost::batch::{BatchStatus, StepStatus};
-use stephost::capabilities::Grant;
 use stephost::config::Config;
+use stephost::runtime::Grant;
 use stephost::{BatchOptions, Host};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -235,7 +235,7 @@ async fn refused(config: Config) -> String {
 }
 
 fn digest(path: &Path) -> String {
-    stephost::engine::sha256_hex(&std::fs::read(path).expect("component readable"))
+    stephost::runtime::sha256_hex(&std::fs::read(path).expect("component readable"))
 }
 
 fn canonical(path: &Path) -> String {

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use stephost::batch::{BatchStatus, Report};
-use stephost::capabilities::Grant;
 use stephost::config::Config;
+use stephost::runtime::Grant;
 use stephost::tenancy::{Tenant, TenantConfig, TenantLimits, TenantsFile, hash_token};
 use stephost::{BatchOptions, Host};
 

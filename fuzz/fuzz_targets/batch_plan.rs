@@ -1,9 +1,9 @@
-//! `batch_plan`: the whole-batch planner (`stephost::batch::plan`) against a real
-//! registry holding the built-in plugins, under both reference policies and with
-//! and without session variables.
+//! `batch_plan`: the whole-batch planner (`stephost_batch::plan`) against a catalog
+//! of the built-in plugins (their real verbs and schemas, from the snapshot), under
+//! both reference policies and with and without session variables.
 //!
 //! Input: JSON text is planned as it is (what a client sends); anything else
-//! drives a structured generator that builds batches from the registry's own
+//! drives a structured generator that builds batches from the catalog's own
 //! plugins, verbs and input schemas, so most steps get past the first checks and
 //! reach references, limits and schema validation.
 
@@ -14,13 +14,13 @@ use libfuzzer_sys::fuzz_target;
 use stephost_fuzz::{POLICIES, check, fixture, json, schema};
 
 fuzz_target!(|data: &[u8]| {
-    let host = &fixture().host;
+    let fixture = fixture();
     let request = match json::parse(data) {
         Some(request) => request,
         None => {
             let mut u = Unstructured::new(data);
-            let max_steps = host.config().limits.max_steps_per_batch;
-            match schema::batch(&mut u, host.registry(), max_steps) {
+            let max_steps = fixture.limits.max_steps_per_batch;
+            match schema::batch(&mut u, &fixture.catalog, max_steps) {
                 Ok(request) => request,
                 Err(_) => return,
             }

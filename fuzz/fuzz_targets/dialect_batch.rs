@@ -2,7 +2,7 @@
 //! the planner, as the MCP server runs it) and its `render` of reports.
 //!
 //! Input: JSON text is taken as the tool arguments; anything else builds the
-//! arguments from the tool's own input schema with the registry's plugins, verbs
+//! arguments from the tool's own input schema with the catalog's plugins, verbs
 //! and verb schemas, and a report to render.
 
 #![no_main]
@@ -10,8 +10,8 @@
 use arbitrary::{Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
-use stephost::dialects::Dialect;
-use stephost::dialects::batch::Batch;
+use stephost_batch::dialects::Dialect;
+use stephost_batch::dialects::batch::Batch;
 use stephost_fuzz::{check, fixture, json, report, schema};
 
 fuzz_target!(|data: &[u8]| {
@@ -23,19 +23,19 @@ fuzz_target!(|data: &[u8]| {
 });
 
 fn structured(u: &mut Unstructured<'_>) -> Result<()> {
-    let host = &fixture().host;
-    let registry = host.registry();
+    let fixture = fixture();
+    let catalog = &fixture.catalog;
     let args = if u.arbitrary()? {
         // The batch schema lists plugin names but leaves verbs and inputs open:
         // build steps from the verbs' own schemas instead.
-        schema::batch(u, registry, host.config().limits.max_steps_per_batch)?
+        schema::batch(u, catalog, fixture.limits.max_steps_per_batch)?
     } else {
-        schema::instance(u, &Batch.input_schema(registry))?
+        schema::instance(u, &Batch.input_schema(catalog))?
     };
     if let Value::Object(args) = &args {
         check::dialect(&Batch, args);
     }
-    let plugins: Vec<&str> = registry.names().collect();
+    let plugins: Vec<&str> = catalog.names().collect();
     check::render(&Batch, &report::report(u, &plugins)?);
     Ok(())
 }

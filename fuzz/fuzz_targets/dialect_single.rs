@@ -11,16 +11,16 @@
 use arbitrary::{Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
-use stephost::dialects::Dialect;
-use stephost::dialects::single::SingleVerb;
-use stephost_fuzz::{check, fixture, json, report, schema};
+use stephost_batch::dialects::Dialect;
+use stephost_batch::dialects::single::SingleVerb;
+use stephost_fuzz::{check, fixture, json, report, schema, tool_name};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&pick, rest)) = data.split_first() else {
         return;
     };
-    let registry = fixture().host.registry();
-    let verbs: Vec<_> = registry
+    let catalog = &fixture().catalog;
+    let verbs: Vec<_> = catalog
         .plugins()
         .flat_map(|p| p.verb_names().map(move |v| (p.clone(), v.to_owned())))
         .collect();
@@ -28,7 +28,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     }
     let (plugin, verb) = verbs[usize::from(pick) % verbs.len()].clone();
-    let tool = SingleVerb::new(format!("{}_{verb}", plugin.name()), plugin, verb);
+    let tool = SingleVerb::new(tool_name(&plugin, &verb), plugin, verb);
     if let Some(Value::Object(args)) = json::parse(rest) {
         check::dialect(&tool, &args);
         return;
@@ -37,11 +37,11 @@ fuzz_target!(|data: &[u8]| {
 });
 
 fn structured(tool: &SingleVerb, u: &mut Unstructured<'_>) -> Result<()> {
-    let registry = fixture().host.registry();
-    if let Value::Object(args) = schema::instance(u, &tool.input_schema(registry))? {
+    let catalog = &fixture().catalog;
+    if let Value::Object(args) = schema::instance(u, &tool.input_schema(catalog))? {
         check::dialect(tool, &args);
     }
-    let plugins: Vec<&str> = registry.names().collect();
+    let plugins: Vec<&str> = catalog.names().collect();
     check::render(tool, &report::report(u, &plugins)?);
     Ok(())
 }

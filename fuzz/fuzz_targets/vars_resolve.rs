@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use arbitrary::{Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Value, json};
-use stephost::batch::vars::{
+use stephost_batch::vars::{
     self, Lookup, Part, Scope, UnknownPolicy, VarError, collect_refs, escape, parse_template,
     resolve,
 };

@@ -5,9 +5,9 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use serde_json::{Map, Value};
-use stephost::batch::vars::{self, Lookup, Scope, Target};
-use stephost::batch::{self, Plan, PlanContext, Problem, Report, UnknownPolicy};
-use stephost::dialects::Dialect;
+use stephost_batch::dialects::Dialect;
+use stephost_batch::vars::{self, Lookup, Scope, Target};
+use stephost_batch::{self as batch, Plan, PlanContext, Problem, Report, UnknownPolicy};
 
 use crate::fixture;
 
@@ -25,10 +25,10 @@ pub fn plan(
     policy: UnknownPolicy,
     session_vars: &dyn Fn(&str) -> bool,
 ) -> Result<Plan, Vec<Problem>> {
-    let host = &fixture().host;
+    let fixture = fixture();
     let ctx = PlanContext {
-        registry: host.registry(),
-        limits: &host.config().limits,
+        catalog: &fixture.catalog,
+        limits: &fixture.limits,
         session_vars,
         policy,
     };
@@ -49,7 +49,7 @@ fn clean_plan(
     policy: UnknownPolicy,
     session_vars: &dyn Fn(&str) -> bool,
 ) {
-    let limits = &fixture().host.config().limits;
+    let limits = &fixture().limits;
     let steps = steps.expect("a clean plan comes from a batch with a `steps` array");
     assert_eq!(plan.steps.len(), steps.len(), "every step is planned");
     assert!(!plan.steps.is_empty() && plan.steps.len() <= limits.max_steps_per_batch);
@@ -123,8 +123,8 @@ fn rejected(problems: &[Problem], steps: Option<usize>) {
 
 /// Maps `args` with `dialect` and plans the result as the MCP server would.
 pub fn dialect(dialect: &dyn Dialect, args: &Map<String, Value>) {
-    let registry = fixture().host.registry();
-    match dialect.to_batch(args, registry) {
+    let fixture = fixture();
+    match dialect.to_batch(args, &fixture.catalog, &fixture.limits) {
         Ok(batch) => {
             let _ = plan(&batch, dialect.policy(), &session_var);
         }

@@ -1,24 +1,40 @@
-//! One host per fuzzing process.
+//! What the targets fuzz against: the built-in plugins as the planner knows them,
+//! the default limits, and the MCP tools the server would serve for them.
 //!
-//! Building a host compiles (or loads from the compile cache) every built-in plugin
-//! and asks each to describe itself, which takes a while under the sanitizers. It is
-//! done once, on the first input, and the host lives until the process exits.
+//! The planner and the dialects know plugins only as [`PluginSpec`]s in a
+//! [`Catalog`], so no host is started and no plugin is compiled or run: the specs
+//! are built from `fuzz/catalog.json`, a snapshot of what the built-in plugins
+//! describe (`stephost plugins --json` without the per-build fields `source`,
+//! `sha256` and `contract`), compiled into every target. `scripts/fuzz_catalog.sh`
+//! writes it and `--check`s it against a built binary. This module must never
+//! need the WebAssembly runtime: that is what keeps the fuzz build short.
 
+use std::collections::BTreeSet;
 use std::sync::{Arc, OnceLock};
 
-use stephost::Host;
-use stephost::config::Config;
-use stephost::mcp::Catalog;
+use serde::Deserialize;
+use serde_json::Value;
+use stephost_batch::dialects::{self, Dialect, single::SingleVerb};
+use stephost_batch::{Catalog, Limits};
+use stephost_contract::{ContractVersion, PluginSpec, RawDescription, RawVerb};
 
-/// The host, the runtime it was started on, and its MCP tool catalog.
+/// The snapshot of the built-in plugins' descriptions (`scripts/fuzz_catalog.sh`).
+const SNAPSHOT: &str = include_str!("../catalog.json");
+
+/// The command that rewrites [`SNAPSHOT`], for messages.
+const REGENERATE: &str = "scripts/fuzz_catalog.sh";
+
+/// The plugins, limits and tools every target uses.
 pub struct Fixture {
-    /// The host, with every built-in plugin loaded and default limits.
-    pub host: Host,
-    /// Every MCP tool of the local tenant (all plugins) and the dialect serving
-    /// it, as the server builds them.
-    pub catalog: Arc<Catalog>,
-    /// Keeps the host's background tasks (the session reaper) alive.
-    _runtime: tokio::runtime::Runtime,
+    /// Every built-in plugin of the snapshot, as the host's local tenant sees them.
+    pub catalog: Catalog,
+    /// The default `[limits]`.
+    pub limits: Limits,
+    /// Every MCP tool of a server serving every plugin, in the server's order:
+    /// the built-in batch dialects whose plugins are loaded, then one
+    /// [`SingleVerb`] per verb of each plugin (aliases included: they are
+    /// callable tools too).
+    pub tools: Vec<Arc<dyn Dialect>>,
 }
 
 /// The process-wide fixture, built on first use.
@@ -27,39 +43,134 @@ pub fn fixture() -> &'static Fixture {
     FIXTURE.get_or_init(build)
 }
 
-fn build() -> Fixture {
-    let mut config = Config::default();
-    // The planner never instantiates a plugin beyond the describe probes at load, so
-    // a small pool keeps the address-space reservation (and sanitizer overhead) down.
-    config.engine.max_instances = 16;
-    // A cache of its own: components compiled by the instrumented engine stay apart
-    // from the ones the regular builds write to ~/.cache/stephost.
-    config.engine.cache_dir = Some(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("target")
-            .join("stephost-cache"),
-    );
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .expect("fuzz fixture: cannot build a tokio runtime");
-    let host = runtime
-        .block_on(Host::start(config))
-        .expect("fuzz fixture: the host did not start with its built-in plugins");
-    // The local tenant's catalog: every plugin, so every dialect and verb tool.
-    let catalog = {
-        let _guard = runtime.enter();
-        let catalogs =
-            stephost::mcp::catalogs(&host).expect("fuzz fixture: the MCP tool catalog has a clash");
-        catalogs
-            .get(host.tenants().local().id())
-            .cloned()
-            .expect("fuzz fixture: the local tenant has a catalog")
+/// The MCP tool name the server gives `plugin`'s verb `verb` when the config
+/// renames nothing (`host/server/src/mcp/catalog.rs`): the bare verb for a plugin
+/// that keeps bare names, else `plugin_verb`; `[A-Za-z0-9_-]`, at most 64
+/// characters.
+pub fn tool_name(plugin: &PluginSpec, verb: &str) -> String {
+    let name = if plugin.info().bare_tool_names {
+        verb.to_owned()
+    } else {
+        format!("{}_{verb}", plugin.name())
     };
-    Fixture {
-        host,
-        catalog,
-        _runtime: runtime,
+    let mut name: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    name.truncate(64);
+    name
+}
+
+/// A plugin in the snapshot: `plugins --json` without the per-build fields.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SnapshotPlugin {
+    name: String,
+    version: String,
+    description: String,
+    bare_tool_names: bool,
+    verbs: Vec<SnapshotVerb>,
+}
+
+/// A verb in the snapshot, schemas as JSON values.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SnapshotVerb {
+    name: String,
+    description: String,
+    input_schema: Value,
+    #[serde(default)]
+    output_schema: Option<Value>,
+    acts_on_world: bool,
+}
+
+impl SnapshotPlugin {
+    /// The plugin as its `describe` would have answered: schemas as JSON text.
+    fn into_raw(self) -> RawDescription {
+        RawDescription {
+            name: self.name,
+            version: self.version,
+            description: self.description,
+            bare_tool_names: self.bare_tool_names,
+            verbs: self
+                .verbs
+                .into_iter()
+                .map(|v| RawVerb {
+                    name: v.name,
+                    description: v.description,
+                    input_schema: v.input_schema.to_string(),
+                    output_schema: v.output_schema.map_or_else(String::new, |s| s.to_string()),
+                    acts_on_world: v.acts_on_world,
+                })
+                .collect(),
+        }
     }
+}
+
+fn build() -> Fixture {
+    let snapshot: Vec<SnapshotPlugin> = serde_json::from_str(SNAPSHOT).unwrap_or_else(|e| {
+        panic!(
+            "fuzz fixture: fuzz/catalog.json does not parse ({e}); regenerate it with {REGENERATE}"
+        )
+    });
+    assert!(
+        !snapshot.is_empty(),
+        "fuzz fixture: fuzz/catalog.json lists no plugin; regenerate it with {REGENERATE}"
+    );
+    let specs: Vec<Arc<PluginSpec>> = snapshot
+        .into_iter()
+        .map(|plugin| {
+            let source = format!("builtin:{}", plugin.name);
+            let spec = PluginSpec::new(
+                plugin.into_raw(),
+                &source,
+                "snapshot",
+                ContractVersion::LATEST,
+            )
+            .unwrap_or_else(|e| panic!("fuzz fixture: {source} in fuzz/catalog.json: {e}"));
+            Arc::new(spec)
+        })
+        .collect();
+    let catalog = Catalog::new(specs, []);
+    let tools = tools(&catalog);
+    Fixture {
+        catalog,
+        limits: Limits::default(),
+        tools,
+    }
+}
+
+/// The tools `host/server/src/mcp/catalog.rs` builds when every plugin is served
+/// and nothing is renamed, in its order. A name claimed twice is a start-up error
+/// there, and so a fixture error here.
+fn tools(catalog: &Catalog) -> Vec<Arc<dyn Dialect>> {
+    let mut tools: Vec<Arc<dyn Dialect>> = dialects::builtin()
+        .into_iter()
+        .map(|(_, dialect)| dialect)
+        .filter(|dialect| dialect.available(catalog))
+        .collect();
+    for plugin in catalog.plugins() {
+        for verb in plugin.verb_names() {
+            tools.push(Arc::new(SingleVerb::new(
+                tool_name(plugin, verb),
+                plugin.clone(),
+                verb.to_owned(),
+            )));
+        }
+    }
+    let mut names = BTreeSet::new();
+    for tool in &tools {
+        assert!(
+            names.insert(tool.name().to_owned()),
+            "fuzz fixture: two MCP tools are named `{}`",
+            tool.name()
+        );
+    }
+    tools
 }

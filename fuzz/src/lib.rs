@@ -1,7 +1,10 @@
 //! Shared pieces of the stephost fuzz targets.
 //!
-//! - [`fixture`]: one real [`stephost::Host`] per fuzzing process (built-in plugins,
-//!   real registry and schemas), built on first use and kept for the process.
+//! - [`fixture`]: the built-in plugins' specs (from the snapshot `catalog.json`: real
+//!   names, verbs and schemas), the default limits and the MCP tools the server
+//!   serves for them, built on first use and kept for the process. No host and no
+//!   WebAssembly runtime: the crate depends on `stephost-batch` and
+//!   `stephost-contract` only.
 //! - [`json`] and [`schema`]: structured JSON from fuzz bytes, biased towards the
 //!   batch vocabulary (`${STEP_N}` references, plugin and verb names, limit edges) and
 //!   driven by the JSON Schemas the host itself publishes, so inputs get past the
@@ -15,10 +18,10 @@ pub mod json;
 pub mod report;
 pub mod schema;
 
-pub use fixture::{Fixture, fixture};
+pub use fixture::{Fixture, fixture, tool_name};
 
 /// Both reference policies; every target tries each.
-pub const POLICIES: [stephost::batch::UnknownPolicy; 2] = [
-    stephost::batch::UnknownPolicy::Reject,
-    stephost::batch::UnknownPolicy::PassThrough,
+pub const POLICIES: [stephost_batch::UnknownPolicy; 2] = [
+    stephost_batch::UnknownPolicy::Reject,
+    stephost_batch::UnknownPolicy::PassThrough,
 ];

@@ -5,11 +5,11 @@
 //! output, error codes and messages, log lines, labels and images.
 
 use arbitrary::{Result, Unstructured};
-use stephost::batch::recover::{ActionRecord, Round};
-use stephost::batch::{
-    BatchStatus, ContentItem, Problem, Report, StepError, StepReport, StepStatus,
+use stephost_batch::{
+    ActionRecord, BatchStatus, ContentItem, Problem, Report, Round, StepError, StepReport,
+    StepStatus,
 };
-use stephost::capabilities::LogLine;
+use stephost_contract::{FailureCode, LogLine};
 
 use crate::json;
 
@@ -177,9 +177,10 @@ fn recovery_rounds(u: &mut Unstructured<'_>) -> Result<Vec<Round>> {
 fn step_error(u: &mut Unstructured<'_>) -> Result<StepError> {
     Ok(StepError {
         code: if u.ratio(3, 4)? {
-            (*u.choose(&CODES)?).to_owned()
+            FailureCode::from_text(u.choose(&CODES)?)
         } else {
-            json::string(u)?
+            // A plugin's own code, as the engine takes it from a plugin.
+            FailureCode::from_plugin(&json::string(u)?)
         },
         message: json::string(u)?,
         input_fired: u.arbitrary()?,

@@ -4,7 +4,7 @@
 
 use arbitrary::{Result, Unstructured};
 use serde_json::{Map, Value};
-use stephost::plugins::Registry;
+use stephost_batch::Catalog;
 
 use crate::json;
 
@@ -123,9 +123,9 @@ fn array(u: &mut Unstructured<'_>, schema: &Map<String, Value>, depth: u32) -> R
 }
 
 /// A generic batch (`{"steps": [...], ...}`) whose steps mostly name real plugins and
-/// verbs of `registry`, with inputs shaped by each verb's own schema and strings that
+/// verbs of `catalog`, with inputs shaped by each verb's own schema and strings that
 /// reference earlier, later and missing steps and names.
-pub fn batch(u: &mut Unstructured<'_>, registry: &Registry, max_steps: usize) -> Result<Value> {
+pub fn batch(u: &mut Unstructured<'_>, catalog: &Catalog, max_steps: usize) -> Result<Value> {
     let mut out = Map::new();
     if !u.ratio(1, 32)? {
         let len = if u.ratio(1, 64)? {
@@ -136,7 +136,7 @@ pub fn batch(u: &mut Unstructured<'_>, registry: &Registry, max_steps: usize) ->
         };
         let mut steps = Vec::with_capacity(len);
         for index in 0..len {
-            steps.push(step(u, registry, index, len)?);
+            steps.push(step(u, catalog, index, len)?);
         }
         out.insert("steps".into(), Value::Array(steps));
     }
@@ -162,12 +162,7 @@ pub fn batch(u: &mut Unstructured<'_>, registry: &Registry, max_steps: usize) ->
 }
 
 /// One step at `index` of a batch of `total`.
-fn step(
-    u: &mut Unstructured<'_>,
-    registry: &Registry,
-    index: usize,
-    total: usize,
-) -> Result<Value> {
+fn step(u: &mut Unstructured<'_>, catalog: &Catalog, index: usize, total: usize) -> Result<Value> {
     if total > 64 {
         // The oversized batch: its steps are never looked at.
         return Ok(Value::Null);
@@ -175,7 +170,7 @@ fn step(
     if u.ratio(1, 32)? {
         return json::value(u, 2);
     }
-    let plugins: Vec<_> = registry.plugins().collect();
+    let plugins: Vec<_> = catalog.plugins().collect();
     let mut out = Map::new();
     let plugin = if plugins.is_empty() || u.ratio(1, 16)? {
         None

@@ -24,7 +24,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use stephost::batch::{self, BatchStatus, PlanContext, Report, UnknownPolicy};
 use stephost::config::Config;
-use stephost::plugins::{CallBudget, PluginInstance};
+use stephost::contract::CallBudget;
+use stephost::runtime::PluginInstance;
 use stephost::{BatchOptions, Host};
 use tokio_util::sync::CancellationToken;
 
@@ -204,7 +205,7 @@ async fn long_batches(host: &Host, request: &Value) -> Vec<BatchRun> {
 /// Validation alone (`batch::plan`), which `run_batch` does before running.
 fn plan_only(host: &Host, request: &Value) -> Vec<Duration> {
     let ctx = PlanContext {
-        registry: host.registry(),
+        catalog: host.catalog(),
         limits: &host.config().limits,
         session_vars: &|_| false,
         policy: UnknownPolicy::Reject,

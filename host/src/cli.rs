@@ -36,7 +36,7 @@ struct HostArgs {
     /// Browser for the browser plugin: chromium (default) or firefox. Overrides
     /// `[browser] kind` in the config.
     #[arg(long, env = "STEPHOST_BROWSER", value_name = "KIND")]
-    browser: Option<stephost::capabilities::webdriver::BrowserKind>,
+    browser: Option<stephost::runtime::BrowserKind>,
 }
 
 impl HostArgs {

@@ -1,78 +1,23 @@
-//! Reading a verb's JSON input without trusting it: the host checks inputs
-//! against the schemas first, but the plugin re-checks what it reads, and every
-//! problem names its field.
+//! The browser's own input readers, on top of the SDK's [`Args`] (which reads the
+//! generic types and names the field in every complaint): tab ids and viewport
+//! points, whose messages say where the values come from.
 
-use serde_json::{Map, Value};
+pub(crate) use stephost_plugin::Args;
+
+use serde_json::Value;
 
 use crate::error::{Result, invalid};
 
-/// A verb's input object.
-pub(crate) struct Args(Map<String, Value>);
-
-impl Args {
-    /// Parses `input` (empty counts as `{}`).
-    pub(crate) fn parse(input: &str) -> Result<Self> {
-        match input.trim() {
-            "" => Ok(Self(Map::new())),
-            text => match serde_json::from_str(text) {
-                Ok(Value::Object(map)) => Ok(Self(map)),
-                Ok(_) => Err(invalid("", "the input must be a JSON object")),
-                Err(e) => Err(invalid("", format!("the input is not JSON: {e}"))),
-            },
-        }
-    }
-
-    fn get(&self, field: &str) -> Option<&Value> {
-        self.0.get(field).filter(|v| !v.is_null())
-    }
-
-    /// A value, as given.
-    pub(crate) fn value(&self, field: &str) -> Result<&Value> {
-        self.get(field)
-            .ok_or_else(|| invalid(field, format!("`{field}` is required")))
-    }
-
-    /// A required string.
-    pub(crate) fn str(&self, field: &str) -> Result<&str> {
-        self.opt_str(field)?
-            .ok_or_else(|| invalid(field, format!("`{field}` is required")))
-    }
-
-    /// An optional string.
-    pub(crate) fn opt_str(&self, field: &str) -> Result<Option<&str>> {
-        match self.get(field) {
-            None => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s)),
-            Some(other) => Err(invalid(
-                field,
-                format!("`{field}` must be a string, got {other}"),
-            )),
-        }
-    }
-
-    /// An optional number.
-    pub(crate) fn opt_f64(&self, field: &str) -> Result<Option<f64>> {
-        match self.get(field) {
-            None => Ok(None),
-            Some(v) => v
-                .as_f64()
-                .map(Some)
-                .ok_or_else(|| invalid(field, format!("`{field}` must be a number, got {v}"))),
-        }
-    }
-
-    /// An optional whole number.
-    pub(crate) fn opt_i64(&self, field: &str) -> Result<Option<i64>> {
-        match self.get(field) {
-            None => Ok(None),
-            Some(v) => v.as_i64().map(Some).ok_or_else(|| {
-                invalid(field, format!("`{field}` must be a whole number, got {v}"))
-            }),
-        }
-    }
-
+/// Readers for the fields several browser verbs share.
+pub(crate) trait BrowserArgs {
     /// `tabId`: the tab a page-acting verb acts on.
-    pub(crate) fn tab(&self) -> Result<u32> {
+    fn tab(&self) -> Result<u32>;
+    /// An optional `[x, y]` point, rounded to whole CSS pixels.
+    fn point(&self, field: &str) -> Result<Option<(i64, i64)>>;
+}
+
+impl BrowserArgs for Args {
+    fn tab(&self) -> Result<u32> {
         let value = self.get("tabId").ok_or_else(|| {
             invalid(
                 "tabId",
@@ -91,8 +36,7 @@ impl Args {
             })
     }
 
-    /// An optional `[x, y]` point, rounded to whole CSS pixels.
-    pub(crate) fn point(&self, field: &str) -> Result<Option<(i64, i64)>> {
+    fn point(&self, field: &str) -> Result<Option<(i64, i64)>> {
         let Some(value) = self.get(field) else {
             return Ok(None);
         };
@@ -103,14 +47,9 @@ impl Args {
             )
         };
         let items = value.as_array().filter(|a| a.len() == 2).ok_or_else(bad)?;
-        let x = items[0]
-            .as_f64()
-            .filter(|v| v.is_finite() && *v >= 0.0)
-            .ok_or_else(bad)?;
-        let y = items[1]
-            .as_f64()
-            .filter(|v| v.is_finite() && *v >= 0.0)
-            .ok_or_else(bad)?;
+        let coordinate = |v: &Value| v.as_f64().filter(|v| v.is_finite() && *v >= 0.0);
+        let x = coordinate(&items[0]).ok_or_else(bad)?;
+        let y = coordinate(&items[1]).ok_or_else(bad)?;
         if x > 100_000.0 || y > 100_000.0 {
             return Err(bad());
         }

@@ -66,11 +66,7 @@ impl Browser {
     }
 
     /// Maps an error and updates what is known about the browser.
-    fn fail(
-        &mut self,
-        error: CmdError,
-        doing: &Doing<'_>,
-    ) -> crate::stephost::plugin::types::Failure {
+    fn fail(&mut self, error: CmdError, doing: &Doing<'_>) -> stephost_plugin::Failure {
         if webdriver::session_gone(&error) {
             self.forget();
         } else if matches!(&error, CmdError::Wd(e) if e.error == "no such window") {

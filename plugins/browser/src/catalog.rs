@@ -3,18 +3,21 @@
 //! checks before anything runs.
 
 use serde_json::{Value, json};
+use stephost_plugin::{Failure, Handler, Output, Verb};
 
-use crate::computer::MAX_WAIT_S;
-use crate::stephost::plugin::types::VerbInfo;
+use crate::browser::Browser;
+use crate::computer::{self, MAX_WAIT_S};
+use crate::{content, tabs};
 
 /// Every verb, in listing order. Why so terse: every description and schema
 /// is sent to the model in every conversation; each says what the verb does
 /// and the rule that bites, and property descriptions appear only where the
 /// name, type and enum do not already say it.
-pub(crate) fn verbs() -> Vec<VerbInfo> {
+pub(crate) fn verbs() -> Vec<Verb<Browser>> {
     vec![
         verb(
             "tabs_context",
+            |b, _| value(tabs::context(b)),
             "List the open tabs (tabId, title, url). Call it first: every page tool needs a tabId. \
              The browser starts on first use with one blank tab.",
             false,
@@ -22,18 +25,21 @@ pub(crate) fn verbs() -> Vec<VerbInfo> {
         ),
         verb(
             "tabs_create",
+            |b, a| value(tabs::create(b, a)),
             "Open a tab, optionally loading url; returns its tabId.",
             true,
             object(json!({"url": {"type": "string"}}), &[]),
         ),
         verb(
             "tabs_close",
+            |b, a| value(tabs::close(b, a)),
             "Close a tab. Closing the last one closes the browser; the next call opens a fresh one.",
             true,
             object(json!({"tabId": tab_id()}), &["tabId"]),
         ),
         verb(
             "navigate",
+            |b, a| value(tabs::navigate(b, a)),
             "Load a URL in a tab and wait for it, or url \"back\", \"forward\", \"reload\". Returns \
              title and url. Earlier refs and coordinates are stale afterwards.",
             true,
@@ -47,6 +53,7 @@ pub(crate) fn verbs() -> Vec<VerbInfo> {
         ),
         verb(
             "computer",
+            computer::run,
             "Mouse, keyboard and screenshots on a tab. left_click, right_click, double_click, \
              triple_click, hover: at coordinate, or at a ref (scrolled into view, checked to be what \
              a click there hits). left_click_drag: start_coordinate to coordinate. type: text into \
@@ -59,6 +66,7 @@ pub(crate) fn verbs() -> Vec<VerbInfo> {
         ),
         verb(
             "read_page",
+            |b, a| value(content::read_page(b, a)),
             "Read a tab as an accessibility tree: a line per element with role, name, value and a \
              ref (ref_12) other tools accept, valid until the page navigates or reloads or the \
              element goes.",
@@ -75,6 +83,7 @@ pub(crate) fn verbs() -> Vec<VerbInfo> {
         ),
         verb(
             "find",
+            |b, a| value(content::find(b, a)),
             "Find elements by description or text (\"search box\", \"Submit button\"), best match \
              first, each with ref, role, name and viewport box [x, y, width, height].",
             false,
@@ -89,6 +98,7 @@ pub(crate) fn verbs() -> Vec<VerbInfo> {
         ),
         verb(
             "form_input",
+            |b, a| value(content::form_input(b, a)),
             "Set a form field by ref: text replaces a field's text; a select takes an option's \
              value or text (an array for multiple); a checkbox or radio takes true/false. Fires \
              input and change events.",
@@ -104,12 +114,14 @@ pub(crate) fn verbs() -> Vec<VerbInfo> {
         ),
         verb(
             "get_page_text",
+            |b, a| value(content::page_text(b, a)),
             "A tab's visible text, with title and url: what the page says after an action.",
             false,
             object(json!({"tabId": tab_id()}), &["tabId"]),
         ),
         verb(
             "javascript_tool",
+            |b, a| value(content::javascript(b, a)),
             "Run JavaScript in a tab; returns the last expression's value (promises awaited; no \
              `return`). DOM elements come back as a short tag description.",
             true,
@@ -124,6 +136,7 @@ pub(crate) fn verbs() -> Vec<VerbInfo> {
         ),
         verb(
             "dialog",
+            |b, a| value(content::dialog(b, a)),
             "Accept or dismiss a tab's alert, confirm or prompt (text is typed into a prompt \
              first). While one is open, other actions on the tab fail with dialog-open.",
             true,
@@ -140,14 +153,19 @@ pub(crate) fn verbs() -> Vec<VerbInfo> {
     ]
 }
 
-fn verb(name: &str, description: &str, acts: bool, schema: Value) -> VerbInfo {
-    VerbInfo {
-        name: name.into(),
-        description: description.into(),
-        input_schema: schema.to_string(),
-        output_schema: String::new(),
-        acts_on_world: acts,
-    }
+fn verb(
+    name: &str,
+    handler: Handler<Browser>,
+    description: &str,
+    acts: bool,
+    schema: Value,
+) -> Verb<Browser> {
+    Verb::new(name, description, schema, handler).acts_on_world(acts)
+}
+
+/// A verb's JSON result as its output, with no content.
+fn value(result: Result<Value, Failure>) -> Result<Output, Failure> {
+    result.map(Output::new)
 }
 
 fn object(properties: Value, required: &[&str]) -> Value {

@@ -4,13 +4,13 @@
 use base64::Engine as _;
 use serde_json::{Value, json};
 
-use crate::args::Args;
+use crate::args::{Args, BrowserArgs};
 use crate::browser::Browser;
 use crate::error::{Result, failed, invalid};
 use crate::keys;
 use crate::page;
-use crate::stephost::plugin::types::{Content, Image, Output};
 use crate::webdriver::Doing;
+use stephost_plugin::Output;
 
 /// Longest `wait`, in seconds.
 pub(crate) const MAX_WAIT_S: f64 = 30.0;
@@ -24,7 +24,9 @@ pub(crate) fn run(browser: &mut Browser, args: &Args) -> Result<Output> {
     let value = match action {
         "screenshot" => return screenshot(browser, tab),
         "wait" => {
-            let seconds = args.opt_f64("duration")?.unwrap_or(1.0);
+            let seconds = args
+                .opt_number("duration", f64::MIN..=f64::MAX)?
+                .unwrap_or(1.0);
             if !(0.0..=MAX_WAIT_S).contains(&seconds) {
                 return Err(invalid(
                     "duration",
@@ -121,10 +123,7 @@ pub(crate) fn run(browser: &mut Browser, args: &Args) -> Result<Output> {
             ));
         }
     };
-    Ok(Output {
-        value: value.to_string(),
-        content: Vec::new(),
-    })
+    Ok(Output::new(value))
 }
 
 /// The point to act on: `coordinate`, or the centre of `ref` (checked).
@@ -191,17 +190,16 @@ fn with_modifiers(pointer: Vec<Value>, mods: &[String]) -> Value {
 
 fn scroll(browser: &mut Browser, args: &Args, tab: u32) -> Result<Output> {
     let direction = args.opt_str("scroll_direction")?.unwrap_or("down");
-    let amount = args.opt_i64("scroll_amount")?.unwrap_or(3);
+    let amount = args
+        .opt_int("scroll_amount", i64::MIN..=i64::MAX)?
+        .unwrap_or(3);
     if let Some(reference) = args.opt_str("ref")?
         && args.point("coordinate")?.is_none()
         && args.opt_str("scroll_direction")?.is_none()
     {
         // A ref alone: bring that element into view.
         let value = page::scroll_to(browser, tab, reference)?;
-        return Ok(Output {
-            value: value.to_string(),
-            content: Vec::new(),
-        });
+        return Ok(Output::new(value));
     }
     let (dx, dy) = match direction {
         "up" => (0, -amount * SCROLL_TICK),
@@ -235,10 +233,9 @@ fn scroll(browser: &mut Browser, args: &Args, tab: u32) -> Result<Output> {
         {"type": "scroll", "x": x, "y": y, "deltaX": dx, "deltaY": dy, "duration": 0, "origin": "viewport"}
     ]}]);
     browser.actions(tab, &format!("scrolling {direction} at ({x}, {y})"), wheel)?;
-    Ok(Output {
-        value: json!({"action": "scroll", "tabId": tab, "x": x, "y": y, "direction": direction, "amount": amount}).to_string(),
-        content: Vec::new(),
-    })
+    Ok(Output::new(
+        json!({"action": "scroll", "tabId": tab, "x": x, "y": y, "direction": direction, "amount": amount}),
+    ))
 }
 
 /// A PNG of the tab's viewport.
@@ -258,14 +255,12 @@ pub(crate) fn screenshot(browser: &mut Browser, tab: u32) -> Result<Output> {
         .map_err(|e| failed(format!("the screenshot is not base64: {e}"), false))?;
     let (width, height) =
         png_size(&png).ok_or_else(|| failed("the screenshot is not a PNG", false))?;
-    Ok(Output {
-        value: json!({"action": "screenshot", "tabId": tab, "width": width, "height": height})
-            .to_string(),
-        content: vec![Content::Image(Image {
-            mime: "image/png".into(),
-            data: png,
-        })],
-    })
+    Ok(
+        Output::new(
+            json!({"action": "screenshot", "tabId": tab, "width": width, "height": height}),
+        )
+        .with_image("image/png", png),
+    )
 }
 
 /// Width and height from a PNG's IHDR chunk.

@@ -3,9 +3,9 @@
 
 use serde_json::{Value, json};
 
-use crate::args::Args;
+use crate::args::{Args, BrowserArgs};
 use crate::browser::Browser;
-use crate::error::{Result, fail, invalid, not_found};
+use crate::error::{Result, fail, has_code, invalid, not_found};
 use crate::page;
 use crate::webdriver::Doing;
 
@@ -23,7 +23,7 @@ pub(crate) fn read_page(browser: &mut Browser, args: &Args) -> Result<Value> {
     if let Some(root) = args.opt_str("ref_id")? {
         call["ref_id"] = json!(root);
     }
-    if let Some(depth) = args.opt_i64("depth")? {
+    if let Some(depth) = args.opt_int("depth", i64::MIN..=i64::MAX)? {
         call["depth"] = json!(depth);
     }
     let result = page::call(browser, tab, "read_page", "reading the page", false, call)?;
@@ -40,7 +40,10 @@ pub(crate) fn read_page(browser: &mut Browser, args: &Args) -> Result<Value> {
 pub(crate) fn find(browser: &mut Browser, args: &Args) -> Result<Value> {
     let tab = args.tab()?;
     let query = args.str("query")?;
-    let limit = args.opt_i64("limit")?.unwrap_or(20).clamp(1, 100);
+    let limit = args
+        .opt_int("limit", i64::MIN..=i64::MAX)?
+        .unwrap_or(20)
+        .clamp(1, 100);
     let result = page::call(
         browser,
         tab,
@@ -167,7 +170,7 @@ pub(crate) fn dialog(browser: &mut Browser, args: &Args) -> Result<Value> {
     let message = browser
         .cmd(&reading, "GET", "/alert/text", None)
         .map_err(|f| {
-            if f.code == "not-found" {
+            if has_code(&f, "not-found") {
                 not_found(format!(
                     "no dialog is open in tab {tab}; nothing to {action}"
                 ))

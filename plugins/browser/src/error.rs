@@ -1,29 +1,25 @@
 //! Failures: every way a verb can go wrong, as the `failure` record the host
 //! reports. The codes follow the contract's well-known ones, plus `dialog-open`.
 
-use serde_json::json;
-
-use crate::stephost::plugin::types::Failure;
+use stephost_plugin::{Failure, FailureCode};
 
 /// A verb's result.
 pub(crate) type Result<T> = std::result::Result<T, Failure>;
 
 /// A failure with `code`; `fired` says whether input may have reached the page.
 pub(crate) fn fail(code: &str, message: impl Into<String>, fired: bool) -> Failure {
-    Failure {
-        code: code.into(),
-        message: message.into(),
-        input_fired: fired,
-        details: String::new(),
-    }
+    Failure::new(code, message).with_input_fired(fired)
 }
 
 /// `invalid-input` about `field`.
 pub(crate) fn invalid(field: &str, message: impl Into<String>) -> Failure {
-    Failure {
-        details: json!({ "field": field }).to_string(),
-        ..fail("invalid-input", message, false)
-    }
+    Failure::invalid_input(message).with_field(field)
+}
+
+/// Whether `failure` has this code (`not-found`, or a plugin code such as
+/// `dialog-open`).
+pub(crate) fn has_code(failure: &Failure, code: &str) -> bool {
+    failure.code == FailureCode::from_name(code)
 }
 
 /// `not-found`: nothing there; nothing was sent to the page.

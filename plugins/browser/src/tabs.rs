@@ -3,9 +3,9 @@
 
 use serde_json::{Value, json};
 
-use crate::args::Args;
+use crate::args::{Args, BrowserArgs};
 use crate::browser::Browser;
-use crate::error::{Result, invalid};
+use crate::error::{Result, has_code, invalid};
 use crate::webdriver::Doing;
 
 /// Title and URL of the page in `tab`, through the page library (which also
@@ -29,10 +29,10 @@ pub(crate) fn context(browser: &mut Browser) -> Result<Value> {
         match page_info(browser, id, "reading the tab") {
             Ok((title, url)) => tabs.push(json!({"tabId": id, "title": title, "url": url})),
             // A tab with a dialog open cannot run scripts; list it anyway.
-            Err(f) if f.code == "dialog-open" => {
+            Err(f) if has_code(&f, "dialog-open") => {
                 tabs.push(json!({"tabId": id, "dialog_open": true, "note": "a dialog is open; clear it with the dialog tool"}));
             }
-            Err(f) if f.code == "not-found" => continue,
+            Err(f) if has_code(&f, "not-found") => continue,
             Err(f) => return Err(f),
         }
     }

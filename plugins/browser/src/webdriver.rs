@@ -5,8 +5,8 @@ use serde_json::{Value, json};
 
 use crate::error::{Result, fail, failed, not_found, world_moved};
 use crate::http::{self, HttpError};
-use crate::stephost::plugin::types::Failure;
-use crate::stephost::plugin::webdriver as host;
+use stephost_plugin::Failure;
+use stephost_plugin::webdriver as host;
 
 /// A WebDriver error answer.
 pub(crate) struct WdError {

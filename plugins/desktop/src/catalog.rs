@@ -4,9 +4,9 @@
 //! window (`target`) or a rectangle (`region`) describes it the same way.
 
 use serde_json::{Map, Value, json};
+use stephost_plugin::{Handler, Verb};
 
-use crate::stephost::plugin::types::VerbInfo;
-use crate::{MAX_SLEEP_MS, MAX_WAIT_MS};
+use crate::{MAX_SLEEP_MS, MAX_WAIT_MS, State, keyboard, look, pointer};
 
 /// Fields that name a window.
 fn target_fields() -> Map<String, Value> {
@@ -73,7 +73,7 @@ fn relative() -> Value {
 }
 
 /// An object schema: `fields`, then the target fields when `with_target`.
-fn object(fields: Value, required: &[&str], with_target: bool) -> String {
+fn object(fields: Value, required: &[&str], with_target: bool) -> Value {
     let mut props = match fields {
         Value::Object(map) => map,
         _ => Map::new(),
@@ -90,17 +90,17 @@ fn object(fields: Value, required: &[&str], with_target: bool) -> String {
     if !required.is_empty() {
         schema["required"] = json!(required);
     }
-    schema.to_string()
+    schema
 }
 
-fn verb(name: &str, description: &str, acts: bool, schema: String) -> VerbInfo {
-    VerbInfo {
-        name: name.into(),
-        description: description.into(),
-        input_schema: schema,
-        output_schema: String::new(),
-        acts_on_world: acts,
-    }
+fn verb(
+    name: &str,
+    handler: Handler<State>,
+    description: &str,
+    acts: bool,
+    schema: Value,
+) -> Verb<State> {
+    Verb::new(name, description, schema, handler).acts_on_world(acts)
 }
 
 fn pointer(extra: Value) -> Value {
@@ -116,7 +116,7 @@ fn pointer(extra: Value) -> Value {
 }
 
 /// Every verb, in listing order.
-pub(crate) fn verbs() -> Vec<VerbInfo> {
+pub(crate) fn verbs() -> Vec<Verb<State>> {
     let target_note = "With a target the window is activated first, and the input is refused with \
         world-moved if the window moved, closed, lost focus or got covered since.";
     let click_desc = format!(
@@ -126,6 +126,7 @@ pub(crate) fn verbs() -> Vec<VerbInfo> {
     vec![
         verb(
             "list_windows",
+            crate::list_windows,
             "List top-level windows, bottom to top: id, title, class, pid, geometry, focused. \
              Optional title/class filter.",
             false,
@@ -133,6 +134,7 @@ pub(crate) fn verbs() -> Vec<VerbInfo> {
         ),
         verb(
             "focus_window",
+            crate::activate,
             "Raise a window and give it the keyboard focus (through the window manager when one runs). \
              Fails not-found when no window matches.",
             true,
@@ -140,12 +142,14 @@ pub(crate) fn verbs() -> Vec<VerbInfo> {
         ),
         verb(
             "activate",
+            crate::activate,
             "Same as focus_window: raise a window and give it the keyboard focus.",
             true,
             object(json!({}), &[], true),
         ),
         verb(
             "click",
+            pointer::click,
             &click_desc,
             true,
             object(
@@ -159,24 +163,28 @@ pub(crate) fn verbs() -> Vec<VerbInfo> {
         ),
         verb(
             "double_click",
+            pointer::double_click,
             "Double-click the left button at (x, y). Same target rules as click.",
             true,
             object(pointer(json!({})), &["x", "y"], true),
         ),
         verb(
             "right_click",
+            pointer::right_click,
             "Click the right button at (x, y). Same target rules as click.",
             true,
             object(pointer(json!({})), &["x", "y"], true),
         ),
         verb(
             "move",
+            pointer::move_to,
             "Move the pointer to (x, y).",
             true,
             object(pointer(json!({})), &["x", "y"], true),
         ),
         verb(
             "drag",
+            pointer::drag,
             "Press at (from_x, from_y), move to (to_x, to_y), release.",
             true,
             object(
@@ -191,6 +199,7 @@ pub(crate) fn verbs() -> Vec<VerbInfo> {
         ),
         verb(
             "scroll",
+            pointer::scroll,
             "Scroll at (x, y) by wheel notches dy and dx.",
             true,
             object(
@@ -204,6 +213,7 @@ pub(crate) fn verbs() -> Vec<VerbInfo> {
         ),
         verb(
             "type",
+            keyboard::type_text,
             &format!(
                 "Type text into the target window (or the focused one). Any Unicode character works: \
                  characters missing from the keyboard map are typed through a temporarily remapped key. \
@@ -218,6 +228,7 @@ pub(crate) fn verbs() -> Vec<VerbInfo> {
         ),
         verb(
             "key",
+            keyboard::key,
             &format!(
                 "Press a key combo such as ctrl+shift+t, alt+f4, Return, or several separated by spaces \
                  (\"ctrl+a BackSpace\"). Combos the operator blocked fail with denied and nothing is \
@@ -232,6 +243,7 @@ pub(crate) fn verbs() -> Vec<VerbInfo> {
         ),
         verb(
             "screenshot",
+            look::screenshot,
             "Capture the target window, a region, or the screen, as a PNG image.",
             false,
             object(
@@ -245,15 +257,23 @@ pub(crate) fn verbs() -> Vec<VerbInfo> {
         ),
         verb(
             "wait_for",
+            look::wait_for,
             "Wait for a condition: window_appears / window_gone (target), screen_settles (the screen, \
              a region or a window stops changing), region_changes (anything in the region or window \
              changes). Fails with timeout when the time runs out.",
             false,
             wait_schema(),
         ),
-        verb("wait_until", "Same as wait_for.", false, wait_schema()),
+        verb(
+            "wait_until",
+            look::wait_for,
+            "Same as wait_for.",
+            false,
+            wait_schema(),
+        ),
         verb(
             "sleep",
+            crate::sleep,
             "Pause for ms milliseconds. Prefer wait_for with a condition over a guessed duration.",
             false,
             object(
@@ -264,6 +284,7 @@ pub(crate) fn verbs() -> Vec<VerbInfo> {
         ),
         verb(
             "press",
+            crate::press,
             "Press an accessibility-tree element by path (AT-SPI). Not supported by this plugin yet: \
              fails with unsupported; click its coordinates instead.",
             true,
@@ -275,6 +296,7 @@ pub(crate) fn verbs() -> Vec<VerbInfo> {
         ),
         verb(
             "set_text",
+            crate::set_text,
             "Set an accessibility-tree element's text by path (AT-SPI). Not supported by this plugin \
              yet: fails with unsupported; click the field and use type instead.",
             true,
@@ -286,6 +308,7 @@ pub(crate) fn verbs() -> Vec<VerbInfo> {
         ),
         verb(
             "look_begin",
+            look::begin,
             "Remember what the screen looks like now, for a later look with mode auto (do_steps uses \
              it before its first step).",
             false,
@@ -293,6 +316,7 @@ pub(crate) fn verbs() -> Vec<VerbInfo> {
         ),
         verb(
             "look",
+            look::look,
             "Wait for the screen to settle, then show it: auto = the affected window, only if anything \
              changed since look_begin (and say so when nothing did); window = the last window acted \
              on or the focused one; screen; region.",
@@ -311,7 +335,7 @@ pub(crate) fn verbs() -> Vec<VerbInfo> {
     ]
 }
 
-fn wait_schema() -> String {
+fn wait_schema() -> Value {
     object(
         json!({
             "condition": {"enum": [

@@ -6,19 +6,18 @@
 
 use serde_json::json;
 
-use crate::args::{Args, invalid};
-use crate::stephost::plugin::input::{self, Expectation};
-use crate::stephost::plugin::types::{Failure, Output};
-use crate::stephost::plugin::windows::{self, WindowInfo};
-use crate::target::{self, Query};
-use crate::{fail, output, remember, resolve_and_activate};
+use stephost_plugin::desktop::input::{self, Expectation};
+use stephost_plugin::desktop::windows::{self, WindowInfo};
+use stephost_plugin::{Failure, Output};
 
-const FIELDS: [&str; 5] = ["target", "title", "windowTitle", "class", "exact"];
+use crate::args::{Args, invalid};
+use crate::target::{self, Query};
+use crate::{State, fail, output, resolve_and_activate};
 
 /// The window that will receive the keys, activated when named.
-fn receiver(args: &Args) -> Result<Option<WindowInfo>, Failure> {
+fn receiver(state: &mut State, args: &Args) -> Result<Option<WindowInfo>, Failure> {
     match Query::from_args(args)? {
-        Some(q) => resolve_and_activate(&q).map(Some),
+        Some(q) => resolve_and_activate(state, &q).map(Some),
         None => windows::focused_window().map_err(|e| fail(e, false)),
     }
 }
@@ -38,15 +37,12 @@ fn into(w: &Option<WindowInfo>) -> String {
         .unwrap_or_default()
 }
 
-pub(crate) fn type_text(input: &str) -> Result<Output, Failure> {
-    let mut allowed = FIELDS.to_vec();
-    allowed.push("text");
-    let args = Args::parse(input, &allowed)?;
-    let text = args.string("text", None)?;
-    let window = receiver(&args)?;
-    input::type_text(&text, expectation(&window)).map_err(|e| fail(e, true))?;
+pub(crate) fn type_text(state: &mut State, args: &Args) -> Result<Output, Failure> {
+    let text = args.str("text")?;
+    let window = receiver(state, args)?;
+    input::type_text(text, expectation(&window)).map_err(|e| fail(e, true))?;
     if let Some(w) = &window {
-        remember(w.id);
+        state.remember(w.id);
     }
     let chars = text.chars().count();
     Ok(output(
@@ -55,21 +51,18 @@ pub(crate) fn type_text(input: &str) -> Result<Output, Failure> {
     ))
 }
 
-pub(crate) fn key(input: &str) -> Result<Output, Failure> {
-    let mut allowed = FIELDS.to_vec();
-    allowed.push("combo");
-    let args = Args::parse(input, &allowed)?;
-    let combo = args.string("combo", None)?;
+pub(crate) fn key(state: &mut State, args: &Args) -> Result<Output, Failure> {
+    let combo = args.str("combo")?;
     let combos: Vec<&str> = combo.split_whitespace().collect();
     if combos.is_empty() {
         return Err(invalid("combo", "`combo` is empty"));
     }
-    let window = receiver(&args)?;
+    let window = receiver(state, args)?;
     // One call: the host checks every combo against the blocked list before
     // the first is sent.
     input::key_combo(&combos.join(" "), expectation(&window)).map_err(|e| fail(e, true))?;
     if let Some(w) = &window {
-        remember(w.id);
+        state.remember(w.id);
     }
     Ok(output(
         json!({"combos": combos, "window": window.as_ref().map(target::window_json)}),

@@ -7,14 +7,15 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use stephost_plugin::desktop::screen::{self, Capture, ImageFormat};
+use stephost_plugin::desktop::windows::{self, WindowInfo, WindowQuery};
+use stephost_plugin::desktop::{DesktopError, Rect};
+use stephost_plugin::{Content, Failure, FailureCode, Image, Output};
+
 use crate::args::{Args, invalid};
 use crate::pixels::{Area, Frame};
-use crate::stephost::plugin::desktop_types::{DesktopError, Rect};
-use crate::stephost::plugin::screen::{self, Capture, ImageFormat};
-use crate::stephost::plugin::types::{Content, Failure, Image, Output};
-use crate::stephost::plugin::windows::{self, WindowInfo, WindowQuery};
 use crate::target::{self, Query};
-use crate::{MARK, MAX_WAIT_MS, all_windows, fail, last_window, output};
+use crate::{MAX_WAIT_MS, State, all_windows, fail, output};
 
 /// Pause between captures while watching the screen.
 const FRAME_INTERVAL: Duration = Duration::from_millis(100);
@@ -51,16 +52,17 @@ fn area(r: &Rect) -> Area {
 
 fn frame(source: Source) -> Result<Frame, Failure> {
     let c = capture(source, ImageFormat::Rgba)?;
-    Frame::from_rgba(area(&c.area), &c.data).ok_or_else(|| Failure {
-        code: "failed".into(),
-        message: format!(
-            "the host returned {} bytes for a {}x{} capture",
-            c.data.len(),
-            c.area.width,
-            c.area.height
-        ),
-        input_fired: false,
-        details: String::new(),
+    Frame::from_rgba(area(&c.area), &c.data).ok_or_else(|| {
+        Failure::new(
+            FailureCode::Failed,
+            format!(
+                "the host returned {} bytes for a {}x{} capture",
+                c.data.len(),
+                c.area.width,
+                c.area.height
+            ),
+        )
+        .with_input_fired(false)
     })
 }
 
@@ -150,28 +152,13 @@ fn named_window(args: &Args) -> Result<Option<WindowInfo>, Failure> {
     }
 }
 
-pub(crate) fn screenshot(input: &str) -> Result<Output, Failure> {
-    let args = Args::parse(
-        input,
-        &[
-            "target",
-            "title",
-            "windowTitle",
-            "class",
-            "exact",
-            "region",
-            "monitor",
-        ],
-    )?;
-    let (source, label) = if let Some(r) = region(&args, "region")? {
+pub(crate) fn screenshot(_: &mut State, args: &Args) -> Result<Output, Failure> {
+    let (source, label) = if let Some(r) = region(args, "region")? {
         (Source::Region(r), "region".to_owned())
-    } else if let Some(w) = named_window(&args)? {
+    } else if let Some(w) = named_window(args)? {
         (Source::Window(w.id), format!("window {:?}", w.title))
     } else {
-        let monitor = args
-            .get("monitor")
-            .map(|_| args.int("monitor", 0, i64::from(u32::MAX), None))
-            .transpose()?;
+        let monitor = args.opt_int("monitor", 0..=i64::from(u32::MAX))?;
         (
             Source::Screen(monitor.map(|m| m as u32)),
             "screen".to_owned(),
@@ -193,42 +180,21 @@ enum Condition {
 }
 
 fn timeout(args: &Args) -> Result<Duration, Failure> {
-    if args.get("timeout_ms").is_some() {
-        return Ok(Duration::from_millis(
-            args.int("timeout_ms", 0, MAX_WAIT_MS, None)? as u64,
-        ));
+    if let Some(ms) = args.opt_int("timeout_ms", 0..=MAX_WAIT_MS)? {
+        return Ok(Duration::from_millis(ms as u64));
     }
-    let secs = args.number("timeout", 0.0, (MAX_WAIT_MS / 1000) as f64, 10.0)?;
+    let secs = args
+        .opt_number("timeout", 0.0..=(MAX_WAIT_MS / 1000) as f64)?
+        .unwrap_or(10.0);
     Ok(Duration::from_secs_f64(secs))
 }
 
 fn timed_out(message: String) -> Failure {
-    Failure {
-        code: "timeout".into(),
-        message,
-        input_fired: false,
-        details: String::new(),
-    }
+    Failure::new(FailureCode::Timeout, message).with_input_fired(false)
 }
 
-pub(crate) fn wait_for(input: &str) -> Result<Output, Failure> {
-    let args = Args::parse(
-        input,
-        &[
-            "condition",
-            "target",
-            "title",
-            "windowTitle",
-            "class",
-            "exact",
-            "region",
-            "timeout_ms",
-            "timeout",
-            "threshold",
-            "quiet_ms",
-        ],
-    )?;
-    let condition = match args.string("condition", None)?.as_str() {
+pub(crate) fn wait_for(_: &mut State, args: &Args) -> Result<Output, Failure> {
+    let condition = match args.str("condition")? {
         "window_appears" | "window_exists" => Condition::Appears,
         "window_gone" | "window_closed" => Condition::Gone,
         "screen_settles" | "settled" => Condition::Settles,
@@ -242,22 +208,23 @@ pub(crate) fn wait_for(input: &str) -> Result<Output, Failure> {
             ));
         }
     };
-    let limit = timeout(&args)?;
+    let limit = timeout(args)?;
     match condition {
         Condition::Appears | Condition::Gone => {
-            wait_window(&args, matches!(condition, Condition::Appears), limit)
+            wait_window(args, matches!(condition, Condition::Appears), limit)
         }
         Condition::Settles | Condition::Changes => {
-            let source = if let Some(r) = region(&args, "region")? {
+            let source = if let Some(r) = region(args, "region")? {
                 Source::Region(r)
-            } else if let Some(w) = named_window(&args)? {
+            } else if let Some(w) = named_window(args)? {
                 Source::Window(w.id)
             } else {
                 Source::Screen(None)
             };
             if matches!(condition, Condition::Settles) {
-                let quiet =
-                    Duration::from_millis(args.int("quiet_ms", 50, 10_000, Some(300))? as u64);
+                let quiet = Duration::from_millis(
+                    args.opt_int("quiet_ms", 50..=10_000)?.unwrap_or(300) as u64,
+                );
                 let (_, settled, took) = settle(source, limit, quiet)?;
                 if !settled {
                     return Err(timed_out(format!(
@@ -270,7 +237,11 @@ pub(crate) fn wait_for(input: &str) -> Result<Output, Failure> {
                     format!("settled after {} ms", took.as_millis()),
                 ))
             } else {
-                wait_change(source, args.number("threshold", 0.0, 1.0, 0.0)?, limit)
+                wait_change(
+                    source,
+                    args.opt_number("threshold", 0.0..=1.0)?.unwrap_or(0.0),
+                    limit,
+                )
             }
         }
     }
@@ -344,11 +315,10 @@ fn area_json(a: Area) -> Value {
     json!({"x": a.x, "y": a.y, "width": a.width, "height": a.height})
 }
 
-pub(crate) fn begin(input: &str) -> Result<Output, Failure> {
-    Args::parse(input, &[])?;
+pub(crate) fn begin(state: &mut State, _: &Args) -> Result<Output, Failure> {
     let f = frame(Source::Screen(None))?;
     let a = f.area;
-    *MARK.lock().unwrap_or_else(|e| e.into_inner()) = Some(f);
+    state.mark = Some(f);
     Ok(output(
         json!({"marked": area_json(a)}),
         "remembered the screen for look",
@@ -358,8 +328,8 @@ pub(crate) fn begin(input: &str) -> Result<Output, Failure> {
 /// The window a change most likely belongs to: the last window acted on if
 /// the change touches it, else the one holding most of the change (the
 /// top-most on a tie).
-fn affected(list: &[WindowInfo], bbox: Area) -> Option<&WindowInfo> {
-    if let Some(last) = last_window().and_then(|id| list.iter().find(|w| w.id == id))
+fn affected(list: &[WindowInfo], bbox: Area, last_window: Option<u64>) -> Option<&WindowInfo> {
+    if let Some(last) = last_window.and_then(|id| list.iter().find(|w| w.id == id))
         && area(&last.geometry).overlap(&bbox) > 0
     {
         return Some(last);
@@ -376,29 +346,30 @@ fn affected(list: &[WindowInfo], bbox: Area) -> Option<&WindowInfo> {
 
 /// The window `look` mode window shows: the last one acted on, else the
 /// focused one.
-fn look_window(list: &[WindowInfo]) -> Option<&WindowInfo> {
-    last_window()
+fn look_window(list: &[WindowInfo], last_window: Option<u64>) -> Option<&WindowInfo> {
+    last_window
         .and_then(|id| list.iter().find(|w| w.id == id))
         .or_else(|| list.iter().find(|w| w.focused))
 }
 
-pub(crate) fn look(input: &str) -> Result<Output, Failure> {
-    let args = Args::parse(input, &["mode", "region", "settle_max_ms"])?;
-    let mode = args.string("mode", Some("auto"))?;
-    let settle_max =
-        Duration::from_millis(args.int("settle_max_ms", 0, MAX_WAIT_MS, Some(2000))? as u64);
+pub(crate) fn look(state: &mut State, args: &Args) -> Result<Output, Failure> {
+    let mode = args.str_or("mode", "auto")?;
+    let settle_max = Duration::from_millis(
+        args.opt_int("settle_max_ms", 0..=MAX_WAIT_MS)?
+            .unwrap_or(2000) as u64,
+    );
     let mut notes = Vec::new();
-    let (source, label) = match mode.as_str() {
-        "auto" => return look_auto(settle_max),
+    let (source, label) = match mode {
+        "auto" => return look_auto(state, settle_max),
         "screen" => (Source::Screen(None), "screen".to_owned()),
         "region" => {
-            let r = region(&args, "region")?
+            let r = region(args, "region")?
                 .ok_or_else(|| invalid("region", "mode region needs a region (look_at)"))?;
             (Source::Region(r), "region".to_owned())
         }
         "window" => {
             let list = all_windows()?;
-            match look_window(&list) {
+            match look_window(&list, state.last_window) {
                 Some(w) => (Source::Window(w.id), format!("window {:?}", w.title)),
                 None => {
                     notes.push("no window was acted on and none has the focus; showing the screen");
@@ -443,8 +414,8 @@ fn settle_note(settled: bool, took: Duration, max: Duration) -> String {
     }
 }
 
-fn look_auto(settle_max: Duration) -> Result<Output, Failure> {
-    let Some(before) = MARK.lock().unwrap_or_else(|e| e.into_inner()).take() else {
+fn look_auto(state: &mut State, settle_max: Duration) -> Result<Output, Failure> {
+    let Some(before) = state.mark.take() else {
         return Err(invalid(
             "mode",
             "mode auto needs look_begin before the steps (do_steps adds it)",
@@ -463,7 +434,7 @@ fn look_auto(settle_max: Duration) -> Result<Output, Failure> {
         });
     };
     let list = all_windows()?;
-    let (source, label, window) = match affected(&list, bbox) {
+    let (source, label, window) = match affected(&list, bbox, state.last_window) {
         Some(w) => (
             Source::Window(w.id),
             format!("window {:?}", w.title),

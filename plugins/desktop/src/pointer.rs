@@ -7,21 +7,13 @@
 
 use serde_json::{Value, json};
 
-use crate::args::{Args, invalid};
-use crate::stephost::plugin::input::{self, Expectation, MouseButton};
-use crate::stephost::plugin::types::{Failure, Output};
-use crate::stephost::plugin::windows::WindowInfo;
+use stephost_plugin::desktop::input::{self, Expectation, MouseButton};
+use stephost_plugin::desktop::windows::WindowInfo;
+use stephost_plugin::{Failure, FailureCode, Output};
+
+use crate::args::{Args, DesktopArgs, invalid};
 use crate::target::{self, Query};
-use crate::{fail, output, remember, resolve_and_activate};
-
-const TARGET_FIELDS: [&str; 5] = ["target", "title", "windowTitle", "class", "exact"];
-
-fn fields(extra: &[&'static str]) -> Vec<&'static str> {
-    let mut all = TARGET_FIELDS.to_vec();
-    all.extend_from_slice(extra);
-    all.push("window_relative");
-    all
-}
+use crate::{State, fail, output, resolve_and_activate};
 
 fn button_name(button: MouseButton) -> &'static str {
     match button {
@@ -60,10 +52,10 @@ struct Aim {
 }
 
 impl Aim {
-    fn from_args(args: &Args) -> Result<Self, Failure> {
+    fn from_args(state: &mut State, args: &Args) -> Result<Self, Failure> {
         let relative = args.boolean("window_relative", false)?;
         let window = match Query::from_args(args)? {
-            Some(q) => Some(resolve_and_activate(&q)?),
+            Some(q) => Some(resolve_and_activate(state, &q)?),
             None if relative => {
                 return Err(invalid(
                     "window_relative",
@@ -93,15 +85,14 @@ impl Aim {
             height: g.height,
         };
         if !on_window.contains(sx, sy) {
-            return Err(Failure {
-                code: "not-found".into(),
-                message: format!(
+            return Err(Failure::new(
+                FailureCode::NotFound,
+                format!(
                     "({sx}, {sy}) is not on window {:?}, which is {}x{} at ({}, {}); nothing was sent",
                     w.title, g.width, g.height, g.x, g.y
                 ),
-                input_fired: false,
-                details: String::new(),
-            });
+            )
+            .with_input_fired(false));
         }
         Ok((sx, sy))
     }
@@ -129,26 +120,34 @@ impl Aim {
     }
 }
 
-pub(crate) fn click(verb: &str, input: &str) -> Result<Output, Failure> {
-    let extra: &[&str] = if verb == "click" {
-        &["x", "y", "button", "count"]
-    } else {
-        &["x", "y"]
-    };
-    let args = Args::parse(input, &fields(extra))?;
+pub(crate) fn click(state: &mut State, args: &Args) -> Result<Output, Failure> {
+    clicks(state, args, "click")
+}
+
+pub(crate) fn double_click(state: &mut State, args: &Args) -> Result<Output, Failure> {
+    clicks(state, args, "double_click")
+}
+
+pub(crate) fn right_click(state: &mut State, args: &Args) -> Result<Output, Failure> {
+    clicks(state, args, "right_click")
+}
+
+/// `click`, `double_click`, `right_click`: their schemas say which fields each
+/// takes (only `click` has `button` and `count`).
+fn clicks(state: &mut State, args: &Args, verb: &str) -> Result<Output, Failure> {
     let (default_button, default_count) = match verb {
         "double_click" => (MouseButton::Left, 2),
         "right_click" => (MouseButton::Right, 1),
         _ => (MouseButton::Left, 1),
     };
-    let button = button(&args, default_button)?;
-    let count = args.int("count", 1, 3, Some(default_count))? as u32;
+    let button = button(args, default_button)?;
+    let count = args.opt_int("count", 1..=3)?.unwrap_or(default_count) as u32;
     let (x, y) = (args.coord("x")?, args.coord("y")?);
-    let aim = Aim::from_args(&args)?;
+    let aim = Aim::from_args(state, args)?;
     let (sx, sy) = aim.point(x, y)?;
     input::click(sx, sy, button, count, aim.expectation()).map_err(|e| fail(e, true))?;
     if let Some(w) = &aim.window {
-        remember(w.id);
+        state.remember(w.id);
     }
     let text = format!("{verb} at ({sx}, {sy}){}", aim.on());
     Ok(output(
@@ -157,10 +156,9 @@ pub(crate) fn click(verb: &str, input: &str) -> Result<Output, Failure> {
     ))
 }
 
-pub(crate) fn move_to(input: &str) -> Result<Output, Failure> {
-    let args = Args::parse(input, &fields(&["x", "y"]))?;
+pub(crate) fn move_to(state: &mut State, args: &Args) -> Result<Output, Failure> {
     let (x, y) = (args.coord("x")?, args.coord("y")?);
-    let aim = Aim::from_args(&args)?;
+    let aim = Aim::from_args(state, args)?;
     let (sx, sy) = aim.point(x, y)?;
     input::move_pointer(sx, sy, aim.expectation()).map_err(|e| fail(e, true))?;
     Ok(output(
@@ -169,15 +167,11 @@ pub(crate) fn move_to(input: &str) -> Result<Output, Failure> {
     ))
 }
 
-pub(crate) fn drag(input: &str) -> Result<Output, Failure> {
-    let args = Args::parse(
-        input,
-        &fields(&["from_x", "from_y", "to_x", "to_y", "button"]),
-    )?;
-    let button = button(&args, MouseButton::Left)?;
+pub(crate) fn drag(state: &mut State, args: &Args) -> Result<Output, Failure> {
+    let button = button(args, MouseButton::Left)?;
     let from = (args.coord("from_x")?, args.coord("from_y")?);
     let to = (args.coord("to_x")?, args.coord("to_y")?);
-    let aim = Aim::from_args(&args)?;
+    let aim = Aim::from_args(state, args)?;
     let (fx, fy) = aim.point(from.0, from.1)?;
     // The end may leave the window (dragging out is legitimate).
     let (tx, ty) = match (&aim.window, aim.relative) {
@@ -191,18 +185,18 @@ pub(crate) fn drag(input: &str) -> Result<Output, Failure> {
     ))
 }
 
-pub(crate) fn scroll(input: &str) -> Result<Output, Failure> {
-    let args = Args::parse(input, &fields(&["x", "y", "dx", "dy"]))?;
+pub(crate) fn scroll(state: &mut State, args: &Args) -> Result<Output, Failure> {
     let (x, y) = (args.coord("x")?, args.coord("y")?);
-    let dy = args.int("dy", -100, 100, Some(0))? as i32;
-    let dx = args.int("dx", -100, 100, Some(0))? as i32;
+    // Bounded by the ranges, so the casts are exact.
+    let dy = args.opt_int("dy", -100..=100)?.unwrap_or(0) as i32;
+    let dx = args.opt_int("dx", -100..=100)?.unwrap_or(0) as i32;
     if dx == 0 && dy == 0 {
         return Err(invalid(
             "dy",
             "give dy (vertical) or dx (horizontal) notches",
         ));
     }
-    let aim = Aim::from_args(&args)?;
+    let aim = Aim::from_args(state, args)?;
     let (sx, sy) = aim.point(x, y)?;
     input::scroll(sx, sy, dx, dy, aim.expectation()).map_err(|e| fail(e, true))?;
     Ok(output(

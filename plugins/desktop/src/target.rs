@@ -3,9 +3,10 @@
 
 use serde_json::{Value, json};
 
+use stephost_plugin::desktop::windows::WindowInfo;
+use stephost_plugin::{Failure, FailureCode};
+
 use crate::args::{Args, invalid};
-use crate::stephost::plugin::types::Failure;
-use crate::stephost::plugin::windows::WindowInfo;
 
 /// A window query.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -28,7 +29,7 @@ impl Query {
                 ..Query::default()
             },
             Some(Value::Object(map)) => {
-                let sub = Args(map.clone());
+                let sub = Args::from(map.clone());
                 for key in map.keys() {
                     if !["title", "class", "id", "exact"].contains(&key.as_str()) {
                         return Err(invalid(
@@ -40,18 +41,10 @@ impl Query {
                     }
                 }
                 Query {
-                    title: sub
-                        .get("title")
-                        .map(|_| sub.string("title", None))
-                        .transpose()?,
-                    class: sub
-                        .get("class")
-                        .map(|_| sub.string("class", None))
-                        .transpose()?,
+                    title: sub.opt_str("title")?.map(str::to_owned),
+                    class: sub.opt_str("class")?.map(str::to_owned),
                     id: sub
-                        .get("id")
-                        .map(|_| sub.int("id", 1, i64::from(u32::MAX), None))
-                        .transpose()?
+                        .opt_int("id", 1..=i64::from(u32::MAX))?
                         .map(|n| n as u64),
                     exact: sub.boolean("exact", false)?,
                 }
@@ -67,7 +60,7 @@ impl Query {
         };
         for (field, slot) in [("title", 0), ("windowTitle", 0), ("class", 1)] {
             if args.get(field).is_some() {
-                let text = args.string(field, None)?;
+                let text = args.str(field)?.to_owned();
                 if slot == 0 {
                     query.title = Some(text);
                 } else {
@@ -149,9 +142,9 @@ fn not_found(query: &Query, windows: &[WindowInfo]) -> Failure {
         .take(20)
         .map(|w| format!("{:?} ({})", w.title, w.class))
         .collect();
-    Failure {
-        code: "not-found".into(),
-        message: format!(
+    Failure::new(
+        FailureCode::NotFound,
+        format!(
             "no window matches {}; open windows: {}",
             query.describe(),
             if titles.is_empty() {
@@ -160,9 +153,9 @@ fn not_found(query: &Query, windows: &[WindowInfo]) -> Failure {
                 titles.join(", ")
             }
         ),
-        input_fired: false,
-        details: json!({ "query": query.describe() }).to_string(),
-    }
+    )
+    .with_input_fired(false)
+    .with_details(json!({ "query": query.describe() }))
 }
 
 /// A window as JSON for results.
@@ -184,7 +177,7 @@ pub(crate) fn window_json(w: &WindowInfo) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stephost::plugin::desktop_types::Rect;
+    use stephost_plugin::desktop::Rect;
 
     fn win(id: u64, title: &str, class: &str, focused: bool) -> WindowInfo {
         WindowInfo {
@@ -205,7 +198,7 @@ mod tests {
 
     fn query(v: Value) -> Option<Query> {
         let Value::Object(map) = v else { panic!() };
-        Query::from_args(&Args(map)).expect("parses")
+        Query::from_args(&Args::from(map)).expect("parses")
     }
 
     #[test]
@@ -248,7 +241,7 @@ mod tests {
         };
         assert_eq!(by_class.pick(&list).expect("found").id, 2, "top-most");
         let missing = q("nothing").pick(&list).expect_err("none");
-        assert_eq!(missing.code, "not-found");
+        assert_eq!(missing.code, FailureCode::NotFound);
         assert!(missing.message.contains("\"Notes\""), "{}", missing.message);
     }
 }

@@ -2,83 +2,63 @@
 //! `wasi:http/outgoing-handler`. It exists to test the host's HTTP grant: where
 //! the plugin may connect and what happens when it may not.
 
-use serde_json::{Value, json};
+use serde_json::json;
+use stephost_plugin::{Args, Failure, FailureCode, Output, Plugin, Verb, export_plugin};
 use wasi::http::outgoing_handler;
 use wasi::http::types::{ErrorCode, Fields, Method, OutgoingRequest, Scheme};
 
-wit_bindgen::generate!({ path: "../../wit", world: "plugin" });
-
-use exports::stephost::plugin::tool::{Failure, Guest, Output, PluginInfo};
-use stephost::plugin::types::VerbInfo;
-
 struct NetTest;
 
-impl Guest for NetTest {
-    fn describe() -> PluginInfo {
-        PluginInfo {
-            name: "nettest".into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-            description: "Fetches URLs over outbound HTTP (tests the HTTP grant).".into(),
-            bare_tool_names: false,
-            verbs: vec![VerbInfo {
-                name: "get".into(),
-                description: "GET a URL; returns {status, body}.".into(),
-                input_schema: json!({
-                    "type": "object",
-                    "properties": {"url": {"type": "string", "pattern": "^https?://"}},
-                    "required": ["url"],
-                    "additionalProperties": false
-                })
-                .to_string(),
-                output_schema: String::new(),
-                acts_on_world: false,
-            }],
-        }
-    }
+impl Plugin for NetTest {
+    const NAME: &'static str = "nettest";
+    const VERSION: &'static str = env!("CARGO_PKG_VERSION");
+    const DESCRIPTION: &'static str = "Fetches URLs over outbound HTTP (tests the HTTP grant).";
+    type State = ();
 
-    fn invoke(verb: String, input: String) -> Result<Output, Failure> {
-        if verb != "get" {
-            return Err(failure(
-                "invalid-input",
-                format!("unknown verb `{verb}` (nettest has: get)"),
-            ));
-        }
-        let input: Value = serde_json::from_str(&input)
-            .map_err(|e| failure("invalid-input", format!("input is not JSON: {e}")))?;
-        let url = input
-            .get("url")
-            .and_then(Value::as_str)
-            .ok_or_else(|| failure("invalid-input", "input.url: a string is required"))?;
-        let (status, body) = get(url)?;
-        Ok(Output {
-            value: json!({"status": status, "body": body}).to_string(),
-            content: Vec::new(),
-        })
+    fn verbs() -> Vec<Verb<()>> {
+        let schema = json!({
+            "type": "object",
+            "properties": {"url": {"type": "string", "pattern": "^https?://"}},
+            "required": ["url"],
+            "additionalProperties": false
+        });
+        vec![Verb::new(
+            "get",
+            "GET a URL; returns {status, body}.",
+            schema,
+            fetch,
+        )]
     }
 }
 
-fn failure(code: &str, message: impl Into<String>) -> Failure {
-    Failure {
-        code: code.into(),
-        message: message.into(),
-        input_fired: false,
-        details: String::new(),
-    }
+export_plugin!(NetTest);
+
+/// `get {url}`.
+fn fetch(_: &mut (), args: &Args) -> Result<Output, Failure> {
+    let url = args.str("url")?;
+    let (status, body) = get(url)?;
+    Ok(Output::new(json!({"status": status, "body": body})))
+}
+
+/// Nothing this plugin does acts on the world: every failure is safe to retry.
+fn failure(code: FailureCode, message: impl Into<String>) -> Failure {
+    Failure::new(code, message).with_input_fired(false)
 }
 
 fn http_failure(url: &str, error: ErrorCode) -> Failure {
     match error {
-        ErrorCode::HttpRequestDenied => {
-            failure("denied", format!("the host refused outbound HTTP to {url}"))
-        }
-        other => failure("failed", format!("GET {url}: {other:?}")),
+        ErrorCode::HttpRequestDenied => failure(
+            FailureCode::Denied,
+            format!("the host refused outbound HTTP to {url}"),
+        ),
+        other => failure(FailureCode::Failed, format!("GET {url}: {other:?}")),
     }
 }
 
 fn get(url: &str) -> Result<(u16, String), Failure> {
     let (scheme, rest) = url.split_once("://").ok_or_else(|| {
         failure(
-            "invalid-input",
+            FailureCode::InvalidInput,
             "input.url: expected http://host[:port]/path",
         )
     })?;
@@ -92,7 +72,12 @@ fn get(url: &str) -> Result<(u16, String), Failure> {
     } else {
         Scheme::Http
     };
-    let bad = |_| failure("invalid-input", format!("input.url: cannot request {url}"));
+    let bad = |_| {
+        failure(
+            FailureCode::InvalidInput,
+            format!("input.url: cannot request {url}"),
+        )
+    };
     request.set_method(&Method::Get).map_err(bad)?;
     request.set_scheme(Some(&scheme)).map_err(bad)?;
     request.set_authority(Some(authority)).map_err(bad)?;
@@ -101,16 +86,16 @@ fn get(url: &str) -> Result<(u16, String), Failure> {
     pending.subscribe().block();
     let response = pending
         .get()
-        .ok_or_else(|| failure("failed", "response not ready"))?
-        .map_err(|()| failure("failed", "response taken twice"))?
+        .ok_or_else(|| failure(FailureCode::Failed, "response not ready"))?
+        .map_err(|()| failure(FailureCode::Failed, "response taken twice"))?
         .map_err(|e| http_failure(url, e))?;
     let status = response.status();
     let body = response
         .consume()
-        .map_err(|()| failure("failed", "no response body"))?;
+        .map_err(|()| failure(FailureCode::Failed, "no response body"))?;
     let stream = body
         .stream()
-        .map_err(|()| failure("failed", "no response body stream"))?;
+        .map_err(|()| failure(FailureCode::Failed, "no response body stream"))?;
     let mut bytes = Vec::new();
     // Read until the stream closes; `blocking_read` waits for data.
     while let Ok(chunk) = stream.blocking_read(64 * 1024) {
@@ -119,4 +104,21 @@ fn get(url: &str) -> Result<(u16, String), Failure> {
     Ok((status, String::from_utf8_lossy(&bytes).into_owned()))
 }
 
-export!(NetTest);
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn describes_get_and_refuses_what_it_cannot_fetch_before_any_request() {
+        let info = stephost_plugin::describe::<NetTest>();
+        assert_eq!(info.name, "nettest");
+        assert_eq!(info.verbs.len(), 1);
+        assert_eq!(info.verbs[0].name, "get");
+
+        // Fails before any wasi:http call, so this runs natively.
+        let f = stephost_plugin::invoke::<NetTest>("get", r#"{"url": "no-scheme"}"#).unwrap_err();
+        assert_eq!((f.code, f.input_fired), (FailureCode::InvalidInput, false));
+        let f = stephost_plugin::invoke::<NetTest>("put", "{}").unwrap_err();
+        assert_eq!(f.message, "nettest has no verb `put`; its verbs are: get");
+    }
+}

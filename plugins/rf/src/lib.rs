@@ -12,7 +12,7 @@
 //! execution; [`keywords`] the libraries; [`variables`], [`args`], [`expr`] RF's variable
 //! syntax, argument handling and the safe expression evaluator; [`remote`] the XML-RPC
 //! client; [`recovery`] the recovery strategies a failed keyword proposes. This file
-//! only binds the verbs to the WIT interface.
+//! only registers [`plugin::Rf`] as the component's export.
 
 pub mod args;
 pub mod engine;
@@ -31,92 +31,8 @@ pub mod timefmt;
 pub mod value;
 pub mod variables;
 
-#[cfg(target_arch = "wasm32")]
-mod component {
-    use std::cell::RefCell;
+// The component's `tool` export. The SDK's imports fall back to its mock host in a
+// native build, so this needs no `cfg`: the unit tests run the same code.
+stephost_plugin::export_plugin!(Rf);
 
-    use crate::engine::{Level as RfLevel, Session};
-    use crate::plugin;
-
-    wit_bindgen::generate!({ path: "../../wit", world: "plugin" });
-
-    use exports::stephost::plugin::tool::Guest;
-    use stephost::plugin::log::{Level, log};
-    use stephost::plugin::types::{Content, Failure, Output, PluginInfo, VerbInfo};
-
-    // One session per instance; the host gives every session its own instance.
-    thread_local! {
-        static SESSION: RefCell<Option<Session>> = const { RefCell::new(None) };
-    }
-
-    struct Rf;
-
-    export!(Rf);
-
-    fn forward(logs: &[crate::engine::LogLine]) {
-        for line in logs {
-            let level = match line.level {
-                RfLevel::Trace => Level::Trace,
-                RfLevel::Debug => Level::Debug,
-                RfLevel::Info | RfLevel::None => Level::Info,
-                RfLevel::Warn => Level::Warn,
-                RfLevel::Error => Level::Error,
-            };
-            log(level, &line.message);
-        }
-    }
-
-    impl Guest for Rf {
-        fn describe() -> PluginInfo {
-            PluginInfo {
-                name: "rf".into(),
-                version: env!("CARGO_PKG_VERSION").into(),
-                description: "Robot Framework keywords with RF semantics: BuiltIn, String and \
-                    Collections run in the sandbox (variables persist for the session), other \
-                    libraries through RF's remote library interface over allow-listed HTTP."
-                    .into(),
-                bare_tool_names: false,
-                verbs: plugin::verbs()
-                    .into_iter()
-                    .map(|v| VerbInfo {
-                        name: v.name.into(),
-                        description: v.description.into(),
-                        input_schema: v.input_schema.to_string(),
-                        output_schema: v.output_schema.map(|s| s.to_string()).unwrap_or_default(),
-                        acts_on_world: v.acts_on_world,
-                    })
-                    .collect(),
-            }
-        }
-
-        fn invoke(verb: String, input: String) -> Result<Output, Failure> {
-            SESSION.with(|cell| {
-                let mut slot = cell.borrow_mut();
-                let session =
-                    slot.get_or_insert_with(|| Session::new(crate::remote::default_transport()));
-                match plugin::invoke(session, &verb, &input) {
-                    Ok(out) => {
-                        forward(&out.logs);
-                        Ok(Output {
-                            value: out.value.to_string(),
-                            content: out.text.map(Content::Text).into_iter().collect(),
-                        })
-                    }
-                    Err(f) => {
-                        forward(&f.logs);
-                        Err(Failure {
-                            code: f.code.into(),
-                            message: f.message,
-                            input_fired: f.input_fired,
-                            details: if f.details.is_null() {
-                                String::new()
-                            } else {
-                                f.details.to_string()
-                            },
-                        })
-                    }
-                }
-            })
-        }
-    }
-}
+pub use plugin::Rf;

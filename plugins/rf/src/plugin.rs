@@ -1,16 +1,19 @@
-//! The plugin's verbs, independent of the WIT bindings so they can be tested natively.
+//! The plugin's verbs, as the SDK's verb table (`describe` and `invoke` both come from
+//! [`verbs`]). Natively the SDK's `log` goes to its mock host, so all of it is tested
+//! with `cargo test`.
 //!
 //! - `run_keyword` runs one keyword: `{keyword, args?, assign?, timeout_ms?}`. The value
 //!   is the keyword's return value as JSON; the content is its log. Failures carry RF's
 //!   message and a code: `failed`, `not-found` (no such keyword; nothing ran) or
-//!   `invalid-input` (wrong arguments; nothing ran). A `failed` failure's details also
-//!   carry the error's `classification` and the `recovery` strategies that can run in
-//!   this session (see [`crate::recovery`]).
+//!   `invalid-input` (wrong arguments; nothing ran). A `failed` failure also carries the
+//!   error's `classification` and the `recovery` strategies that can run in this session
+//!   (see [`crate::recovery`]), in the failure's own fields.
 //! - `keywords` lists keywords with argument specs and one-line docs, remote ones
 //!   included: `{filter?, library?}`.
 //! - `variables` returns the session's variables as a JSON object.
 
 use serde_json::{Map, Value as Json, json};
+use stephost_plugin::{Args, Failure, FailureCode, Level as HostLevel, Output, Plugin, Verb, log};
 
 use crate::engine::{Level, LogLine, Session};
 use crate::error::{Code, RfError};
@@ -18,44 +21,30 @@ use crate::matching::{glob_match, normalize_name};
 use crate::value::Value;
 use crate::variables::Arg;
 
-/// A verb's description for `describe`.
-pub struct VerbSpec {
-    /// The verb name.
-    pub name: &'static str,
-    /// What it does.
-    pub description: &'static str,
-    /// JSON Schema of the input.
-    pub input_schema: Json,
-    /// JSON Schema of the output value, if declared.
-    pub output_schema: Option<Json>,
-    /// Whether a retry could repeat an effect on the world.
-    pub acts_on_world: bool,
+/// The plugin: its `describe` and its verb table. Its state is the RF session.
+pub struct Rf;
+
+impl Plugin for Rf {
+    const NAME: &'static str = "rf";
+    const VERSION: &'static str = env!("CARGO_PKG_VERSION");
+    const DESCRIPTION: &'static str = "Robot Framework keywords with RF semantics: BuiltIn, String \
+        and Collections run in the sandbox (variables persist for the session), other libraries \
+        through RF's remote library interface over allow-listed HTTP.";
+    // One RF session per instance; the host gives every session its own instance.
+    type State = Session;
+
+    fn verbs() -> Vec<Verb<Session>> {
+        verbs()
+    }
 }
 
-/// A successful verb call.
-#[derive(Debug)]
-pub struct VerbOutput {
-    /// The result value.
-    pub value: Json,
-    /// Human-readable text (the keyword's log), if any.
-    pub text: Option<String>,
-    /// Log lines to forward to the host.
-    pub logs: Vec<LogLine>,
-}
-
-/// A failed verb call.
-#[derive(Debug)]
-pub struct VerbFailure {
-    /// `failed`, `not-found`, `invalid-input` or `denied`.
-    pub code: &'static str,
-    /// RF's message.
-    pub message: String,
-    /// False when the keyword provably did not run.
-    pub input_fired: bool,
-    /// Structured details.
-    pub details: Json,
-    /// Log lines to forward to the host.
-    pub logs: Vec<LogLine>,
+/// The session the SDK creates for an instance, on its first call: remote
+/// libraries go through this build's transport (`wasi:http` in the component,
+/// `std::net` natively).
+impl Default for Session {
+    fn default() -> Self {
+        Session::new(crate::remote::default_transport())
+    }
 }
 
 /// An input schema. No `$schema`: the host validates with draft 2020-12, the
@@ -74,17 +63,17 @@ fn schema(properties: Json, required: &[&str]) -> Json {
 }
 
 /// The verbs, in listing order.
-pub fn verbs() -> Vec<VerbSpec> {
+pub fn verbs() -> Vec<Verb<Session>> {
     vec![
-        VerbSpec {
-            name: "run_keyword",
-            description: "Run one Robot Framework keyword: BuiltIn, String and Collections run in \
+        Verb::new(
+            "run_keyword",
+            "Run one Robot Framework keyword: BuiltIn, String and Collections run in \
                 the sandbox, other libraries via `Import Library    Remote    http://host:port    AS    \
                 Name`. args are RF cells (`${var}`, `@{list}`, `&{dict}`, `name=value`, `${{expr}}`); \
                 non-string JSON args pass as values. Variables persist in the session; `assign` also \
                 stores the return value. Returns it as JSON, the log as text. Fails with `failed`, \
                 `not-found` (with suggestions) or `invalid-input`.",
-            input_schema: schema(
+            schema(
                 json!({
                     "keyword": {"type": "string", "minLength": 1, "description": "e.g. `Should Be Equal`, `Calc.Add`."},
                     "args": {"type": "array", "default": []},
@@ -93,100 +82,75 @@ pub fn verbs() -> Vec<VerbSpec> {
                 }),
                 &["keyword"],
             ),
-            output_schema: Some(
-                json!({"description": "The keyword's return value: null for None, arrays for lists and tuples, objects for dictionaries."}),
-            ),
-            acts_on_world: true,
-        },
-        VerbSpec {
-            name: "keywords",
-            description: "List the keywords this session can run (BuiltIn, String, Collections, \
+            run_keyword,
+        )
+        .with_output_schema(
+            json!({"description": "The keyword's return value: null for None, arrays for lists and tuples, objects for dictionaries."}),
+        )
+        .acts_on_world(true),
+        Verb::new(
+            "keywords",
+            "List the keywords this session can run (BuiltIn, String, Collections, \
                 imported remote libraries) with argument specs and one-line docs. `filter`: a \
                 substring or `*`/`?` glob, ignoring case, spaces and underscores; `library`: one \
                 library only.",
-            input_schema: schema(
+            schema(
                 json!({
                     "filter": {"type": "string"},
                     "library": {"type": "string"}
                 }),
                 &[],
             ),
-            output_schema: Some(json!({"type": "array", "items": {"type": "object"}})),
-            acts_on_world: false,
-        },
-        VerbSpec {
-            name: "variables",
-            description: "The session's Robot Framework variables as a JSON object, keyed by \
+            keywords,
+        )
+        .with_output_schema(json!({"type": "array", "items": {"type": "object"}})),
+        Verb::new(
+            "variables",
+            "The session's Robot Framework variables as a JSON object, keyed by \
                 undecorated name.",
-            input_schema: schema(json!({}), &[]),
-            output_schema: Some(json!({"type": "object"})),
-            acts_on_world: false,
-        },
+            schema(json!({}), &[]),
+            variables,
+        )
+        .with_output_schema(json!({"type": "object"})),
     ]
 }
 
-fn invalid(message: impl Into<String>) -> VerbFailure {
-    VerbFailure {
-        code: "invalid-input",
-        message: message.into(),
-        input_fired: false,
-        details: Json::Null,
-        logs: Vec::new(),
+/// Runs verb `verb` on `session`, through the same table and checks as the
+/// component (what the tests call).
+pub fn invoke(session: &mut Session, verb: &str, input: &str) -> Result<Output, Failure> {
+    stephost_plugin::invoke_with::<Rf>(session, verb, input)
+}
+
+/// Sends a call's RF log lines to the host's log (RF's NONE level shows as info).
+fn forward(logs: &[LogLine]) {
+    for line in logs {
+        let level = match line.level {
+            Level::Trace => HostLevel::Trace,
+            Level::Debug => HostLevel::Debug,
+            Level::Info | Level::None => HostLevel::Info,
+            Level::Warn => HostLevel::Warn,
+            Level::Error => HostLevel::Error,
+        };
+        log(level, &line.message);
     }
 }
 
-fn parse_input(input: &str, allowed: &[&str]) -> Result<Map<String, Json>, VerbFailure> {
-    let value: Json = match input.trim() {
-        "" => Json::Object(Map::new()),
-        text => serde_json::from_str(text)
-            .map_err(|e| invalid(format!("input is not valid JSON: {e}")))?,
-    };
-    let Json::Object(map) = value else {
-        return Err(invalid("input must be a JSON object"));
-    };
-    if let Some(key) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
-        return Err(invalid(format!(
-            "unknown field `{key}`; expected one of: {}",
-            allowed.join(", ")
-        )));
-    }
-    Ok(map)
+/// A successful result: the value, and the log lines as text when `text` is set.
+fn output(value: Json, text: Option<String>, logs: &[LogLine]) -> Result<Output, Failure> {
+    forward(logs);
+    let out = Output::new(value);
+    Ok(match text {
+        Some(text) => out.with_text(text),
+        None => out,
+    })
 }
 
-fn string_field(map: &Map<String, Json>, field: &str) -> Result<Option<String>, VerbFailure> {
-    match map.get(field) {
-        None | Some(Json::Null) => Ok(None),
-        Some(Json::String(s)) => Ok(Some(s.clone())),
-        Some(other) => Err(invalid(format!(
-            "`{field}` must be a string; got `{other}`"
-        ))),
+fn variables(session: &mut Session, _: &Args) -> Result<Output, Failure> {
+    let mut map = Map::new();
+    for (name, value) in session.store.iter() {
+        map.insert(name.to_string(), value.to_json());
     }
-}
-
-/// Runs verb `verb` in `session`.
-pub fn invoke(session: &mut Session, verb: &str, input: &str) -> Result<VerbOutput, VerbFailure> {
-    match verb {
-        "run_keyword" => run_keyword(session, input),
-        "keywords" => keywords(session, input),
-        "variables" => {
-            parse_input(input, &[])?;
-            let mut map = Map::new();
-            for (name, value) in session.store.iter() {
-                map.insert(name.to_string(), value.to_json());
-            }
-            Ok(VerbOutput {
-                value: Json::Object(map),
-                text: None,
-                logs: Vec::new(),
-            })
-        }
-        other => Err(VerbFailure {
-            details: json!({"verb": other, "known_verbs": ["run_keyword", "keywords", "variables"]}),
-            ..invalid(format!(
-                "rf has no verb `{other}`; its verbs are: run_keyword, keywords, variables"
-            ))
-        }),
-    }
+    output(Json::Object(map), None, &[])
 }
 
 /// Log lines as the step's text: `[LEVEL] message`.
@@ -205,12 +169,10 @@ fn log_json(logs: &[LogLine]) -> Json {
     )
 }
 
-fn run_keyword(session: &mut Session, input: &str) -> Result<VerbOutput, VerbFailure> {
-    let map = parse_input(input, &["keyword", "args", "assign", "timeout_ms"])?;
-    let keyword = string_field(&map, "keyword")?
-        .ok_or_else(|| invalid("missing required field `keyword`"))?;
-    let args: Vec<Arg> = match map.get("args") {
-        None | Some(Json::Null) => Vec::new(),
+fn run_keyword(session: &mut Session, args: &Args) -> Result<Output, Failure> {
+    let keyword = args.str("keyword")?.to_owned();
+    let cells: Vec<Arg> = match args.get("args") {
+        None => Vec::new(),
         Some(Json::Array(items)) => items
             .iter()
             .map(|a| match a {
@@ -218,74 +180,75 @@ fn run_keyword(session: &mut Session, input: &str) -> Result<VerbOutput, VerbFai
                 other => Arg::Value(Value::from_json(other)),
             })
             .collect(),
-        Some(other) => return Err(invalid(format!("`args` must be an array; got `{other}`"))),
+        Some(other) => {
+            return Err(
+                Failure::invalid_input(format!("`args` must be an array; got `{other}`"))
+                    .with_field("args"),
+            );
+        }
     };
-    let assign = string_field(&map, "assign")?;
+    let assign = args.opt_str("assign")?;
     session.take_logs();
-    let result = session.run(&keyword, &args).and_then(|v| match &assign {
+    let result = session.run(&keyword, &cells).and_then(|v| match assign {
         Some(target) => session.assign(target, v.clone()).map(|()| v),
         None => Ok(v),
     });
     match result {
         Ok(value) => {
             let logs = session.take_logs();
-            Ok(VerbOutput {
-                value: value.to_json(),
-                text: (!logs.is_empty()).then(|| log_text(&logs)),
-                logs,
-            })
+            let text = (!logs.is_empty()).then(|| log_text(&logs));
+            output(value.to_json(), text, &logs)
         }
         Err(e) if e.pass => {
             // `Pass Execution` ends the step successfully.
             let logs = session.take_logs();
-            Ok(VerbOutput {
-                value: Json::Null,
-                text: Some(log_text(&logs)),
-                logs,
-            })
+            output(Json::Null, Some(log_text(&logs)), &logs)
         }
         Err(e) => {
             session.log(Level::Error, e.message.clone());
             let logs = session.take_logs();
-            Err(failure(session, &keyword, e, logs))
+            forward(&logs);
+            Err(failure(session, &keyword, e, &logs))
         }
     }
 }
 
-fn failure(session: &mut Session, keyword: &str, e: RfError, logs: Vec<LogLine>) -> VerbFailure {
+/// A failed keyword as the step's failure: RF's message, a code, the details
+/// (keyword, continuable, fatal, log, traceback) and, for a keyword that ran and
+/// failed, its classification and the recovery strategies this session can run.
+fn failure(session: &mut Session, keyword: &str, e: RfError, logs: &[LogLine]) -> Failure {
     let (code, input_fired) = match e.code {
-        Code::NotFound => ("not-found", false),
-        Code::InvalidInput => ("invalid-input", false),
-        Code::Denied => ("denied", false),
-        Code::Failed => ("failed", true),
+        Code::NotFound => (FailureCode::NotFound, false),
+        Code::InvalidInput => (FailureCode::InvalidInput, false),
+        Code::Denied => (FailureCode::Denied, false),
+        Code::Failed => (FailureCode::Failed, true),
     };
     let mut details = json!({
         "keyword": keyword,
         "continuable": e.continuable,
         "fatal": e.fatal,
-        "log": log_json(&logs),
+        "log": log_json(logs),
     });
     if !e.traceback.is_empty() {
         details["traceback"] = Json::String(e.traceback.clone());
     }
+    let ran_and_failed = e.code == Code::Failed;
+    let mut failure = Failure::new(code, e.message.clone())
+        .with_input_fired(input_fired)
+        .with_details(details);
     // Only a keyword that ran and failed is worth recovering from; the others fail the
     // same way on every retry.
-    if e.code == Code::Failed {
-        crate::recovery::annotate(session, keyword, &e, &mut details);
+    if ran_and_failed {
+        let (class, strategies) = crate::recovery::propose(session, keyword, &e);
+        failure = failure.with_classification(class.name());
+        failure.recovery = strategies;
     }
-    VerbFailure {
-        code,
-        message: e.message,
-        input_fired,
-        details,
-        logs,
-    }
+    failure
 }
 
-fn keywords(session: &mut Session, input: &str) -> Result<VerbOutput, VerbFailure> {
-    let map = parse_input(input, &["filter", "library"])?;
-    let filter = string_field(&map, "filter")?;
-    let library = string_field(&map, "library")?;
+fn keywords(session: &mut Session, args: &Args) -> Result<Output, Failure> {
+    let filter = args.opt_str("filter")?;
+    let library = args.opt_str("library")?;
     let matches = |name: &str| match &filter {
         None => true,
         Some(f) if f.contains(['*', '?']) => glob_match(name, f, true, true),
@@ -359,11 +322,7 @@ fn keywords(session: &mut Session, input: &str) -> Result<VerbOutput, VerbFailur
         }
     }
     let logs = session.take_logs();
-    Ok(VerbOutput {
-        value: Json::Array(expanded),
-        text: None,
-        logs,
-    })
+    output(Json::Array(expanded), None, &logs)
 }
 
 #[cfg(test)]

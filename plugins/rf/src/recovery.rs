@@ -2,7 +2,7 @@
 //! `on_failure: "recover"` (rf-mcp's tiered recovery).
 //!
 //! The host knows no keyword by name, so a `run_keyword` failure (code `failed`) proposes
-//! what to try: its details get a `classification` of the error message and a
+//! what to try: the failure gets a `classification` of the error message and a
 //! `recovery` list of strategies, each a list of `run_keyword` inputs. The host runs one
 //! strategy's actions, waits its backoff and re-runs the failed step.
 //!
@@ -26,7 +26,8 @@
 use std::sync::LazyLock;
 
 use regex::{Regex, RegexBuilder};
-use serde_json::{Value as Json, json};
+use serde_json::json;
+use stephost_plugin::{RecoveryAction, RecoveryStrategy};
 
 use crate::engine::{LibKind, Session};
 use crate::error::RfError;
@@ -60,7 +61,8 @@ pub enum Class {
 }
 
 impl Class {
-    /// The kebab-case name used in the failure details and in `recovery:<name>` tags.
+    /// The kebab-case name used as the failure's classification and in
+    /// `recovery:<name>` tags.
     pub fn name(self) -> &'static str {
         match self {
             Class::VariableNotFound => "variable-not-found",
@@ -219,20 +221,23 @@ const WELL_KNOWN: &[WellKnown] = &[
     },
 ];
 
-/// Adds `classification` and `recovery` to the details of a failed `run_keyword` call.
-pub fn annotate(session: &mut Session, keyword: &str, error: &RfError, details: &mut Json) {
+/// The classification and recovery strategies of a failed `run_keyword` call.
+pub fn propose(
+    session: &mut Session,
+    keyword: &str,
+    error: &RfError,
+) -> (Class, Vec<RecoveryStrategy>) {
     let class = classify(&error.message);
     let recovery = if error.fatal {
         Vec::new()
     } else {
         strategies(session, keyword, class)
     };
-    details["classification"] = json!(class.name());
-    details["recovery"] = Json::Array(recovery);
+    (class, recovery)
 }
 
 /// The strategies for a failure of `keyword` classified as `class`, in trying order.
-pub fn strategies(session: &mut Session, keyword: &str, class: Class) -> Vec<Json> {
+pub fn strategies(session: &mut Session, keyword: &str, class: Class) -> Vec<RecoveryStrategy> {
     let failed = failed_keyword(session, keyword);
     // The failed keyword's own library first: its keywords know its state best.
     let mut libs: Vec<(usize, String, Vec<String>)> = session
@@ -273,7 +278,6 @@ pub fn strategies(session: &mut Session, keyword: &str, class: Class) -> Vec<Jso
             list.push(strategy(
                 wk.name,
                 wk.tier,
-                class,
                 wk.description,
                 &full_name,
                 wk.args,
@@ -315,32 +319,29 @@ pub fn strategies(session: &mut Session, keyword: &str, class: Class) -> Vec<Jso
             };
             let description = format!("{what}, then retry");
             let action = format!("Recovery keyword of library '{lib_name}'");
-            offered.push(strategy(
-                kw,
-                2,
-                class,
-                &description,
-                &full_name,
-                &[],
-                &action,
-            ));
+            offered.push(strategy(kw, 2, &description, &full_name, &[], &action));
         }
     }
 
     // A library may tag a well-known keyword (`Go Back`) itself: run each action once.
     // Names stay unique, since the host tells strategies apart by name: a second
     // library's `Reset Widget` goes by its full name.
-    let mut all: Vec<Json> = Vec::new();
+    let mut all: Vec<RecoveryStrategy> = Vec::new();
     for mut st in tier1.into_iter().chain(offered).chain(well_known_tier2) {
-        let inputs = |st: &Json| -> Vec<Json> {
-            let actions = st["actions"].as_array().cloned().unwrap_or_default();
-            actions.into_iter().map(|a| a["input"].clone()).collect()
+        let inputs = |st: &RecoveryStrategy| -> Vec<String> {
+            st.actions.iter().map(|a| a.input.clone()).collect()
         };
         if all.iter().any(|seen| inputs(seen) == inputs(&st)) {
             continue;
         }
-        if all.iter().any(|seen| seen["name"] == st["name"]) {
-            st["name"] = st["actions"][0]["input"]["keyword"].clone();
+        if all.iter().any(|seen| seen.name == st.name) {
+            let keyword = st
+                .actions
+                .first()
+                .map(|a| a.input_json()["keyword"].clone());
+            if let Some(serde_json::Value::String(keyword)) = keyword {
+                st.name = keyword;
+            }
         }
         all.push(st);
     }
@@ -400,27 +401,20 @@ fn escape_cell(text: &str) -> String {
     out
 }
 
-/// A strategy as the failure details carry it.
+/// A strategy of one `run_keyword` action.
 fn strategy(
     name: &str,
     tier: u8,
-    class: Class,
     description: &str,
     keyword: &str,
     args: &[&str],
     action: &str,
-) -> Json {
-    json!({
-        "name": name,
-        "tier": tier,
-        "classification": class.name(),
-        "description": description,
-        "actions": [{
-            "verb": "run_keyword",
-            "input": {"keyword": keyword, "args": args.iter().map(|a| escape_cell(a)).collect::<Vec<_>>()},
-            "description": action,
-        }],
-    })
+) -> RecoveryStrategy {
+    let cells: Vec<String> = args.iter().map(|a| escape_cell(a)).collect();
+    let input = json!({"keyword": keyword, "args": cells});
+    RecoveryStrategy::new(name, tier)
+        .with_description(description)
+        .with_action(RecoveryAction::new("run_keyword", input).with_description(action))
 }
 
 #[cfg(test)]

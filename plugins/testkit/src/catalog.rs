@@ -4,17 +4,21 @@
 //! from the same constants the verbs check at run time.
 
 use serde_json::{Value, json};
+use stephost_plugin::{Handler, Verb};
 
-use crate::stephost::plugin::types::VerbInfo;
-use crate::{MAX_ALLOC_MIB, MAX_FLAKY_FAILURES, MAX_IMAGE_SIDE, MAX_SLEEP_MS};
+use crate::{
+    MAX_ALLOC_MIB, MAX_FLAKY_FAILURES, MAX_IMAGE_SIDE, MAX_SLEEP_MS, State, alloc_verb, count,
+    echo, fail, flaky, image, log_verb, panic_verb, sleep, spin_verb,
+};
 
-/// The verbs, in listing order, with their schemas. Also the source of the verb list in
-/// the unknown-verb message, so the two cannot drift apart.
-pub(crate) fn verbs() -> Vec<VerbInfo> {
+/// The verbs, in listing order, with their schemas and handlers: the SDK derives both
+/// `describe` and the dispatch (and its unknown-verb message) from this one list.
+pub(crate) fn verbs() -> Vec<Verb<State>> {
     let channel = json!({ "type": "integer", "minimum": 0, "maximum": 255 });
     vec![
         verb(
             "echo",
+            echo,
             "Returns `value` unchanged: as the output value and as one text item with its \
              compact JSON.",
             false,
@@ -26,6 +30,7 @@ pub(crate) fn verbs() -> Vec<VerbInfo> {
         ),
         verb(
             "sleep",
+            sleep,
             "Sleeps `ms` milliseconds blocked in a WASI clock wait (not spinning), then \
              returns `{\"slept_ms\": ms}`.",
             false,
@@ -37,6 +42,7 @@ pub(crate) fn verbs() -> Vec<VerbInfo> {
         ),
         verb(
             "spin",
+            spin_verb,
             "Busy-loops forever without calling the host. Never returns: only the host's \
              step timeout ends it.",
             false,
@@ -45,6 +51,7 @@ pub(crate) fn verbs() -> Vec<VerbInfo> {
         ),
         verb(
             "alloc",
+            alloc_verb,
             "Allocates `mib` MiB, writes to every 4 KiB page, frees it and returns \
              `{\"allocated_mib\": mib}`. Fails with `out-of-memory` when the allocation is \
              refused; past the host's memory limit the host may stop the step instead.",
@@ -59,6 +66,7 @@ pub(crate) fn verbs() -> Vec<VerbInfo> {
         ),
         verb(
             "fail",
+            fail,
             "Always fails with the given `code` and `message`. Declared as acting on the \
              world so tests can use it as a stand-in for an acting verb.",
             true,
@@ -75,6 +83,7 @@ pub(crate) fn verbs() -> Vec<VerbInfo> {
         ),
         verb(
             "flaky",
+            flaky,
             "Fails the first `failures` calls in this session with `code`, then succeeds \
              with `{\"calls\": n}` (n = calls so far) and starts counting from zero again.",
             false,
@@ -92,6 +101,7 @@ pub(crate) fn verbs() -> Vec<VerbInfo> {
         ),
         verb(
             "count",
+            count,
             "Adds one to a counter kept for this session and returns the new value \
              (1, 2, 3, ...).",
             false,
@@ -100,6 +110,7 @@ pub(crate) fn verbs() -> Vec<VerbInfo> {
         ),
         verb(
             "panic",
+            panic_verb,
             "Panics with `message`: the plugin traps and the step fails as a crash.",
             false,
             input(
@@ -110,6 +121,7 @@ pub(crate) fn verbs() -> Vec<VerbInfo> {
         ),
         verb(
             "log",
+            log_verb,
             "Writes `message` to the host's log at `level` and returns null.",
             false,
             input(
@@ -127,6 +139,7 @@ pub(crate) fn verbs() -> Vec<VerbInfo> {
         ),
         verb(
             "image",
+            image,
             "Returns a `width` x `height` PNG filled with `color` as image content, plus a \
              text item; the value is `{\"width\": w, \"height\": h}`.",
             false,
@@ -153,23 +166,19 @@ pub(crate) fn verbs() -> Vec<VerbInfo> {
     ]
 }
 
-/// Builds one verb description; `output` is `None` for verbs that never succeed.
+/// Builds one verb; `output` is `None` for verbs that never succeed.
 fn verb(
     name: &str,
+    handler: Handler<State>,
     description: &str,
     acts_on_world: bool,
     input: Value,
     output: Option<Value>,
-) -> VerbInfo {
-    VerbInfo {
-        name: name.into(),
-        description: description.into(),
-        input_schema: input.to_string(),
-        output_schema: output
-            .map(with_dialect)
-            .map(|s| s.to_string())
-            .unwrap_or_default(),
-        acts_on_world,
+) -> Verb<State> {
+    let verb = Verb::new(name, description, input, handler).acts_on_world(acts_on_world);
+    match output {
+        Some(schema) => verb.with_output_schema(with_dialect(schema)),
+        None => verb,
     }
 }
 

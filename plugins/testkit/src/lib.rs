@@ -6,26 +6,19 @@
 //! reuse within a session (`count`), traps (`panic`), logging (`log`) and image
 //! content (`image`).
 
-mod args;
 mod catalog;
 mod png;
 #[cfg(test)]
 mod tests;
 
 use std::hint::black_box;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use serde_json::{Value, json};
-
-use args::{Args, invalid};
-use catalog::verbs;
-
-wit_bindgen::generate!({ path: "../../wit", world: "plugin" });
-
-use exports::stephost::plugin::tool::Guest;
-use stephost::plugin::log::{Level, log};
-use stephost::plugin::types::{Content, Failure, Image, Output, PluginInfo};
+use serde_json::{Map, Value, json};
+use stephost_plugin::{
+    Args, Content, Failure, FailureCode, Level, Output, Plugin, RecoveryAction, RecoveryStrategy,
+    Verb, export_plugin, log,
+};
 
 /// Longest `sleep`: one hour, far past any sensible step timeout.
 const MAX_SLEEP_MS: u64 = 3_600_000;
@@ -39,109 +32,147 @@ const MAX_IMAGE_SIDE: u64 = 4_096;
 /// Granularity at which `alloc` touches memory (a typical host page).
 const PAGE: usize = 4_096;
 
-// Per-instance state. The host gives each session its own component instance, with
-// its own linear memory, so these statics live exactly as long as the session. Wasm
-// guests are single-threaded; atomics are just the safe way to have mutable statics.
-static FLAKY_CALLS: AtomicU32 = AtomicU32::new(0);
-static COUNT: AtomicU32 = AtomicU32::new(0);
-
-/// The component's implementation of the `tool` interface.
+/// The plugin.
 struct Testkit;
 
-export!(Testkit);
+/// Per-instance (so per-session) state: the SDK keeps one per instance.
+#[derive(Default)]
+struct State {
+    /// Calls of `flaky` in the current round.
+    flaky_calls: u32,
+    /// Calls of `count`.
+    count: u32,
+}
 
-impl Guest for Testkit {
-    fn describe() -> PluginInfo {
-        PluginInfo {
-            name: "testkit".into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-            description: "Test verbs that exercise the stephost host: echo values, sleep in a \
-                WASI call, spin forever, allocate memory, fail on demand or a set number of times, \
-                count calls within a session, panic, log, and return PNG images."
-                .into(),
-            bare_tool_names: false,
-            verbs: verbs(),
-        }
+impl Plugin for Testkit {
+    const NAME: &'static str = "testkit";
+    const VERSION: &'static str = env!("CARGO_PKG_VERSION");
+    const DESCRIPTION: &'static str = "Test verbs that exercise the stephost host: echo values, \
+        sleep in a WASI call, spin forever, allocate memory, fail on demand or a set number of \
+        times, count calls within a session, panic, log, and return PNG images.";
+    type State = State;
+
+    fn verbs() -> Vec<Verb<State>> {
+        catalog::verbs()
     }
+}
 
-    fn invoke(verb: String, input: String) -> Result<Output, Failure> {
-        // Each arm names the fields its schema allows: the host validates inputs, but
-        // the plugin re-checks everything it reads rather than trusting that.
-        match verb.as_str() {
-            "echo" => {
-                let value = Args::parse(&input, &["value"])?.value("value")?.to_string();
-                Ok(Output {
-                    content: vec![Content::Text(value.clone())],
-                    value,
-                })
+export_plugin!(Testkit);
+
+/// An integer field within `min..=max` (the schemas' bounds), as `u64`.
+fn uint(args: &Args, field: &str, min: u64, max: u64) -> Result<u64, Failure> {
+    // The bounds are this file's constants, all far inside i64.
+    let n = args.int(field, min as i64..=max as i64)?;
+    Ok(n as u64)
+}
+
+fn echo(_: &mut State, args: &Args) -> Result<Output, Failure> {
+    // Serialized once for both: echo is the step the engine benchmarks use, so
+    // it costs what a plugin's minimum costs.
+    let text = args.value("value")?.to_string();
+    Ok(Output {
+        value: text.clone(),
+        content: vec![Content::Text(text)],
+    })
+}
+
+fn sleep(_: &mut State, args: &Args) -> Result<Output, Failure> {
+    let ms = uint(args, "ms", 0, MAX_SLEEP_MS)?;
+    // On wasip2 this is a wasi:clocks poll: the guest blocks in the host, which can
+    // time the call out.
+    std::thread::sleep(Duration::from_millis(ms));
+    ok(json!({ "slept_ms": ms }))
+}
+
+fn spin_verb(_: &mut State, _: &Args) -> Result<Output, Failure> {
+    spin()
+}
+
+fn alloc_verb(_: &mut State, args: &Args) -> Result<Output, Failure> {
+    alloc(uint(args, "mib", 1, MAX_ALLOC_MIB)?)
+}
+
+/// Fails as asked. A `details` object in the 0.1.0 style (with `classification`
+/// and `recovery` keys) is split: those two become the typed fields, so host tests
+/// written against the old contract keep proposing the same recovery; anything
+/// else stays in `details`.
+fn fail(_: &mut State, args: &Args) -> Result<Output, Failure> {
+    let mut failure = Failure::new(
+        args.str_or("code", "failed")?,
+        args.str_or("message", "requested failure")?,
+    )
+    .with_input_fired(args.boolean("input_fired", true)?);
+    match args.get("details").cloned() {
+        Some(Value::Object(mut details)) => {
+            let classification = details.remove("classification");
+            let recovery = details.remove("recovery");
+            if let Some(Value::String(class)) = classification {
+                failure = failure.with_classification(class);
             }
-            "sleep" => {
-                let ms = Args::parse(&input, &["ms"])?.int("ms", 0..=MAX_SLEEP_MS, None)?;
-                // On wasip2 this is a wasi:clocks poll: the guest blocks in the host,
-                // which can time the call out.
-                std::thread::sleep(Duration::from_millis(ms));
-                ok(json!({ "slept_ms": ms }))
+            for strategy in recovery
+                .as_ref()
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                failure = failure.with_recovery(lift_strategy(strategy));
             }
-            "spin" => {
-                Args::parse(&input, &[])?;
-                spin()
-            }
-            "alloc" => alloc(Args::parse(&input, &["mib"])?.int("mib", 1..=MAX_ALLOC_MIB, None)?),
-            "fail" => {
-                let args = Args::parse(&input, &["code", "message", "input_fired", "details"])?;
-                Err(Failure {
-                    code: args.string("code", "failed")?,
-                    message: args.string("message", "requested failure")?,
-                    input_fired: args.boolean("input_fired", true)?,
-                    details: args
-                        .get("details")
-                        .map(|d| d.to_string())
-                        .unwrap_or_default(),
-                })
-            }
-            "flaky" => flaky(&Args::parse(&input, &["failures", "code", "input_fired"])?),
-            "count" => {
-                Args::parse(&input, &[])?;
-                ok(json!(COUNT.fetch_add(1, Ordering::Relaxed) + 1))
-            }
-            "panic" => {
-                let message = Args::parse(&input, &["message"])?
-                    .string("message", "testkit panic requested")?;
-                panic!("{message}")
-            }
-            "log" => {
-                let args = Args::parse(&input, &["message", "level"])?;
-                let message = args.string_required("message")?;
-                let level = match args.string("level", "info")?.as_str() {
-                    "trace" => Level::Trace,
-                    "debug" => Level::Debug,
-                    "info" => Level::Info,
-                    "warn" => Level::Warn,
-                    "error" => Level::Error,
-                    other => {
-                        let levels = "trace, debug, info, warn, error";
-                        let message = format!("`level` must be one of {levels}; got `{other}`");
-                        return Err(invalid("level", message));
-                    }
-                };
-                log(level, &message);
-                ok(Value::Null)
-            }
-            "image" => image(&Args::parse(&input, &["width", "height", "color"])?),
-            _ => {
-                let known: Vec<String> = verbs().into_iter().map(|v| v.name).collect();
-                Err(Failure {
-                    code: "invalid-input".into(),
-                    message: format!(
-                        "testkit has no verb `{verb}`; its verbs are: {}",
-                        known.join(", ")
-                    ),
-                    input_fired: false,
-                    details: json!({ "verb": verb, "known_verbs": known }).to_string(),
-                })
+            if !details.is_empty() {
+                failure = failure.with_details(Value::Object(details));
             }
         }
+        Some(other) => failure = failure.with_details(other),
+        None => {}
     }
+    Err(failure)
+}
+
+/// A 0.1.0-style strategy object as the typed record. Lenient on purpose: fields
+/// that are missing or of the wrong type become empty (an empty name, tier 0, no
+/// actions), which the host reports as malformed, as it did the JSON.
+fn lift_strategy(strategy: &Value) -> RecoveryStrategy {
+    let text = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).map(str::to_owned);
+    let tier = strategy.get("tier").and_then(Value::as_u64);
+    let mut lifted = RecoveryStrategy::new(
+        text(strategy, "name").unwrap_or_default(),
+        tier.and_then(|t| u8::try_from(t).ok()).unwrap_or(0),
+    );
+    lifted.description = text(strategy, "description");
+    let actions = strategy.get("actions").and_then(Value::as_array);
+    for action in actions.into_iter().flatten() {
+        let input = action
+            .get("input")
+            .cloned()
+            .unwrap_or(Value::Object(Map::new()));
+        let mut call = RecoveryAction::new(text(action, "verb").unwrap_or_default(), input);
+        call.description = text(action, "description");
+        lifted = lifted.with_action(call);
+    }
+    lifted
+}
+
+fn count(state: &mut State, _: &Args) -> Result<Output, Failure> {
+    state.count += 1;
+    ok(json!(state.count))
+}
+
+fn panic_verb(_: &mut State, args: &Args) -> Result<Output, Failure> {
+    let message = args.str_or("message", "testkit panic requested")?;
+    panic!("{message}")
+}
+
+fn log_verb(_: &mut State, args: &Args) -> Result<Output, Failure> {
+    let message = args.str("message")?;
+    let name = args.str_or("level", "info")?;
+    let Some(level) = Level::from_name(name) else {
+        let levels = "trace, debug, info, warn, error";
+        return Err(Failure::invalid_input(format!(
+            "`level` must be one of {levels}; got `{name}`"
+        ))
+        .with_field("level"));
+    };
+    log(level, message);
+    ok(Value::Null)
 }
 
 /// Never returns: the stand-in for a guest stuck in a computation.
@@ -155,12 +186,7 @@ fn spin() -> ! {
 
 /// Allocates and touches `mib` MiB so the memory is really committed, then frees it.
 fn alloc(mib: u64) -> Result<Output, Failure> {
-    let oom = |message: String| Failure {
-        code: "out-of-memory".into(),
-        message,
-        input_fired: false,
-        details: String::new(),
-    };
+    let oom = |message: String| Failure::new("out-of-memory", message).with_input_fired(false);
     let bytes = usize::try_from(mib)
         .ok()
         .and_then(|m| m.checked_mul(1 << 20))
@@ -181,34 +207,36 @@ fn alloc(mib: u64) -> Result<Output, Failure> {
 }
 
 /// Fails the first `failures` calls of a round, then succeeds and starts a new round.
-fn flaky(args: &Args) -> Result<Output, Failure> {
-    let failures = args.int("failures", 0..=MAX_FLAKY_FAILURES, None)?;
-    let code = args.string("code", "world-moved")?;
+fn flaky(state: &mut State, args: &Args) -> Result<Output, Failure> {
+    let failures = uint(args, "failures", 0, MAX_FLAKY_FAILURES)?;
+    let code = args.str_or("code", "world-moved")?;
     let input_fired = args.boolean("input_fired", false)?;
-    let calls = FLAKY_CALLS.fetch_add(1, Ordering::Relaxed) + 1;
+    state.flaky_calls += 1;
+    let calls = state.flaky_calls;
     if u64::from(calls) <= failures {
-        return Err(Failure {
-            code,
-            message: format!("flaky: requested failure {calls} of {failures}"),
-            input_fired,
-            details: json!({ "calls": calls, "failures": failures }).to_string(),
-        });
+        return Err(Failure::new(
+            FailureCode::from_name(code),
+            format!("flaky: requested failure {calls} of {failures}"),
+        )
+        .with_input_fired(input_fired)
+        .with_details(json!({ "calls": calls, "failures": failures })));
     }
-    FLAKY_CALLS.store(0, Ordering::Relaxed);
+    state.flaky_calls = 0;
     ok(json!({ "calls": calls }))
 }
 
 /// Returns a solid-colour PNG as image content.
-fn image(args: &Args) -> Result<Output, Failure> {
-    let width = args.int("width", 1..=MAX_IMAGE_SIDE, None)? as u32;
-    let height = args.int("height", 1..=MAX_IMAGE_SIDE, None)? as u32;
+fn image(_: &mut State, args: &Args) -> Result<Output, Failure> {
+    // Bounded by MAX_IMAGE_SIDE, so the casts are exact.
+    let width = uint(args, "width", 1, MAX_IMAGE_SIDE)? as u32;
+    let height = uint(args, "height", 1, MAX_IMAGE_SIDE)? as u32;
     let color = match args.get("color") {
         None => [255, 0, 0],
         Some(v) => rgb(v).ok_or_else(|| {
-            invalid(
-                "color",
+            Failure::invalid_input(
                 "`color` must be an array of three integers 0-255: [red, green, blue]",
             )
+            .with_field("color")
         })?,
     };
     let data = png::solid_rgb(width, height, color);
@@ -217,16 +245,9 @@ fn image(args: &Args) -> Result<Output, Failure> {
         "{width}x{height} PNG filled with rgb({r}, {g}, {b}), {} bytes",
         data.len()
     );
-    Ok(Output {
-        value: json!({ "width": width, "height": height }).to_string(),
-        content: vec![
-            Content::Image(Image {
-                mime: "image/png".into(),
-                data,
-            }),
-            Content::Text(text),
-        ],
-    })
+    Ok(Output::new(json!({ "width": width, "height": height }))
+        .with_image("image/png", data)
+        .with_text(text))
 }
 
 /// Reads `[r, g, b]`.
@@ -244,8 +265,5 @@ fn byte(value: &Value) -> Option<u8> {
 
 /// A successful result with this value and no content.
 fn ok(value: Value) -> Result<Output, Failure> {
-    Ok(Output {
-        value: value.to_string(),
-        content: Vec::new(),
-    })
+    Ok(Output::new(value))
 }

@@ -1,12 +1,13 @@
-//! Native unit tests of the verbs, calling the `Guest` implementation directly.
-//! (`log` is an import, so it only works inside a host; it is not called here.)
+//! Native unit tests of the verbs, through the SDK's dispatch (the same one the
+//! component's `invoke` runs). `log` goes to the SDK's mock host natively.
 
 use serde_json::{Value, json};
+use stephost_plugin::{Content, mock};
 
 use super::*;
 
 fn call(verb: &str, input: Value) -> Result<Output, Failure> {
-    Testkit::invoke(verb.into(), input.to_string())
+    stephost_plugin::invoke::<Testkit>(verb, &input.to_string())
 }
 
 fn value(verb: &str, input: Value) -> Value {
@@ -23,7 +24,7 @@ fn failure(verb: &str, input: Value) -> Failure {
 
 #[test]
 fn describe_lists_closed_object_schemas() {
-    let info = Testkit::describe();
+    let info = stephost_plugin::describe::<Testkit>();
     assert_eq!(info.name, "testkit");
     let names: Vec<&str> = info.verbs.iter().map(|v| v.name.as_str()).collect();
     let expected = [
@@ -94,9 +95,61 @@ fn flaky_fails_then_succeeds_and_starts_over() {
 }
 
 #[test]
-fn count_counts() {
+fn count_counts_per_instance() {
     assert_eq!(value("count", json!({})), json!(1));
     assert_eq!(value("count", json!({})), json!(2));
+    mock::reset();
+    assert_eq!(value("count", json!({})), json!(1), "a fresh instance");
+}
+
+#[test]
+fn log_writes_to_the_host_log() {
+    mock::reset();
+    assert_eq!(
+        value("log", json!({ "message": "hi", "level": "warn" })),
+        Value::Null
+    );
+    value("log", json!({ "message": "default level" }));
+    assert_eq!(
+        mock::take_logs(),
+        [
+            (Level::Warn, "hi".to_owned()),
+            (Level::Info, "default level".to_owned())
+        ]
+    );
+}
+
+#[test]
+fn fail_lifts_old_style_recovery_details_into_the_typed_fields() {
+    let details = json!({
+        "classification": "stuck",
+        "recovery": [
+            {"name": "bump", "tier": 2, "description": "count once",
+             "actions": [{"verb": "count", "input": {}}]},
+            {"tier": 2, "actions": []},
+        ],
+        "note": "kept",
+    });
+    let f = failure("fail", json!({ "details": details }));
+    assert_eq!(f.classification.as_deref(), Some("stuck"));
+    assert_eq!(
+        f.recovery,
+        [
+            RecoveryStrategy::new("bump", 2)
+                .with_description("count once")
+                .with_action(RecoveryAction::new("count", json!({}))),
+            // Malformed stays visible (an empty name) for the host to report.
+            RecoveryStrategy::new("", 2),
+        ]
+    );
+    assert_eq!(f.details_json(), json!({ "note": "kept" }));
+    // Details without those keys pass through unchanged; none means none.
+    let f = failure("fail", json!({ "details": { "field": "ms" } }));
+    assert_eq!(
+        (f.details.as_str(), f.recovery.len()),
+        (r#"{"field":"ms"}"#, 0)
+    );
+    assert_eq!(failure("fail", json!({})).details, "");
 }
 
 #[test]
@@ -150,7 +203,7 @@ fn bad_input_names_the_problem() {
     ];
     for (verb, input, field) in cases {
         let f = failure(verb, input.clone());
-        assert_eq!(f.code, "invalid-input", "{verb} {input}");
+        assert_eq!(f.code, FailureCode::InvalidInput, "{verb} {input}");
         assert!(
             f.message.contains(&format!("`{field}`")),
             "{verb} {input}: {}",
@@ -158,8 +211,8 @@ fn bad_input_names_the_problem() {
         );
         assert_eq!(f.details, json!({ "field": field }).to_string());
     }
-    let f = Testkit::invoke("count".into(), "[1]".into()).unwrap_err();
-    assert_eq!(f.code, "invalid-input");
-    let f = Testkit::invoke("count".into(), "{".into()).unwrap_err();
+    let f = stephost_plugin::invoke::<Testkit>("count", "[1]").unwrap_err();
+    assert_eq!(f.code, FailureCode::InvalidInput);
+    let f = stephost_plugin::invoke::<Testkit>("count", "{").unwrap_err();
     assert!(f.message.contains("not valid JSON"), "{}", f.message);
 }

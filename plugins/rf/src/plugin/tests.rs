@@ -17,17 +17,33 @@ fn session() -> Session {
     Session::new(Box::new(NoNetwork))
 }
 
-fn run(s: &mut Session, input: Json) -> Result<VerbOutput, VerbFailure> {
-    invoke(s, "run_keyword", &input.to_string())
+/// A successful call as the tests read it: the value and the text item, if any.
+#[derive(Debug)]
+struct Out {
+    value: Json,
+    text: Option<String>,
+}
+
+fn run(s: &mut Session, input: Json) -> Result<Out, Failure> {
+    call(s, "run_keyword", &input.to_string())
+}
+
+fn call(s: &mut Session, verb: &str, input: &str) -> Result<Out, Failure> {
+    invoke(s, verb, input).map(|out| Out {
+        value: out.value_json(),
+        text: out.texts().first().map(|t| t.to_string()),
+    })
 }
 
 #[test]
 fn describe_lists_closed_schemas() {
-    let verbs = verbs();
-    let names: Vec<&str> = verbs.iter().map(|v| v.name).collect();
+    let info = stephost_plugin::describe::<Rf>();
+    assert_eq!(info.name, "rf");
+    let names: Vec<&str> = info.verbs.iter().map(|v| v.name.as_str()).collect();
     assert_eq!(names, ["run_keyword", "keywords", "variables"]);
-    for v in &verbs {
-        assert_eq!(v.input_schema["additionalProperties"], false, "{}", v.name);
+    for v in &info.verbs {
+        let schema: Json = serde_json::from_str(&v.input_schema).unwrap();
+        assert_eq!(schema["additionalProperties"], false, "{}", v.name);
         assert_eq!(v.acts_on_world, v.name == "run_keyword");
     }
 }
@@ -61,7 +77,7 @@ fn values_logs_and_assign() {
     )
     .unwrap();
     assert_eq!(out.value, json!({"a": "1"}));
-    let vars = invoke(&mut s, "variables", "{}").unwrap().value;
+    let vars = call(&mut s, "variables", "{}").unwrap().value;
     assert_eq!(vars["items"], json!(["a", 1]));
     assert_eq!(vars["d"], json!({"a": "1"}));
     assert_eq!(vars["True"], json!(true));
@@ -71,20 +87,20 @@ fn values_logs_and_assign() {
 fn failure_codes() {
     let mut s = session();
     let f = run(&mut s, json!({"keyword": "Nope Nope"})).unwrap_err();
-    assert_eq!((f.code, f.input_fired), ("not-found", false));
+    assert_eq!((f.code.as_str(), f.input_fired), ("not-found", false));
     assert_eq!(f.message, "No keyword with name 'Nope Nope' found.");
     let f = run(&mut s, json!({"keyword": "Log"})).unwrap_err();
-    assert_eq!((f.code, f.input_fired), ("invalid-input", false));
+    assert_eq!((f.code.as_str(), f.input_fired), ("invalid-input", false));
     let f = run(&mut s, json!({"keyword": "Fail", "args": ["boom"]})).unwrap_err();
     assert_eq!(
-        (f.code, f.input_fired, f.message.as_str()),
+        (f.code.as_str(), f.input_fired, f.message.as_str()),
         ("failed", true, "boom")
     );
-    assert_eq!(f.details["continuable"], false);
+    assert_eq!(f.details_json()["continuable"], false);
     let f = invoke(&mut s, "run_keyword", r#"{"keyword": "Log", "extra": 1}"#).unwrap_err();
-    assert_eq!(f.code, "invalid-input");
+    assert_eq!(f.code, FailureCode::InvalidInput);
     let f = invoke(&mut s, "nope", "{}").unwrap_err();
-    assert_eq!(f.code, "invalid-input");
+    assert_eq!(f.code, FailureCode::InvalidInput);
 }
 
 #[test]
@@ -106,9 +122,9 @@ fn pass_execution_passes() {
 #[test]
 fn keyword_listing_filters() {
     let mut s = session();
-    let all = invoke(&mut s, "keywords", "{}").unwrap().value;
+    let all = call(&mut s, "keywords", "{}").unwrap().value;
     assert!(all.as_array().unwrap().len() > 180);
-    let some = invoke(&mut s, "keywords", r#"{"filter": "should be equal as"}"#)
+    let some = call(&mut s, "keywords", r#"{"filter": "should be equal as"}"#)
         .unwrap()
         .value;
     let names: Vec<&str> = some
@@ -125,7 +141,7 @@ fn keyword_listing_filters() {
             "Should Be Equal As Strings"
         ]
     );
-    let globbed = invoke(
+    let globbed = call(
         &mut s,
         "keywords",
         r#"{"filter": "get*dictionary*", "library": "collections"}"#,
@@ -174,7 +190,7 @@ fn mutations_last_across_calls() {
         json!({"keyword": "Set To Dictionary", "args": ["${d}", "k=v"]}),
     )
     .unwrap();
-    let vars = invoke(&mut s, "variables", "{}").unwrap().value;
+    let vars = call(&mut s, "variables", "{}").unwrap().value;
     assert_eq!(vars["letters"], json!(["a", "b", "c"]));
     assert_eq!(vars["d"], json!({"k": "v"}));
     // A JSON array argument is a new list of its own: changing it changes no variable.
@@ -185,6 +201,6 @@ fn mutations_last_across_calls() {
     )
     .unwrap();
     assert_eq!(out.value, json!(["a", "b", "c", "d"]));
-    let vars = invoke(&mut s, "variables", "{}").unwrap().value;
+    let vars = call(&mut s, "variables", "{}").unwrap().value;
     assert_eq!(vars["letters"], json!(["a", "b", "c"]));
 }

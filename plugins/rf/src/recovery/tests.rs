@@ -5,8 +5,11 @@ use std::rc::Rc;
 
 use serde_json::json;
 
+use serde_json::Value as Json;
+use stephost_plugin::{Failure, FailureCode, RecoveryAction, RecoveryStrategy};
+
 use super::*;
-use crate::plugin::{VerbFailure, invoke};
+use crate::plugin::invoke;
 use crate::remote::{HttpError, Transport};
 
 #[test]
@@ -265,24 +268,25 @@ fn setup(keywords: &[Kw], tags: Tags) -> Setup {
 }
 
 /// (name, tier, keyword, args) of each strategy.
-fn summary(strategies: &[Json]) -> Vec<(String, u64, String, Json)> {
+fn summary(strategies: &[RecoveryStrategy]) -> Vec<(String, u64, String, Json)> {
     strategies
         .iter()
         .map(|st| {
-            assert_eq!(st["actions"].as_array().unwrap().len(), 1, "{st}");
-            let action = &st["actions"][0];
-            assert_eq!(action["verb"], "run_keyword");
+            assert_eq!(st.actions.len(), 1, "{st:?}");
+            let action = &st.actions[0];
+            assert_eq!(action.verb, "run_keyword");
+            let input = action.input_json();
             (
-                st["name"].as_str().unwrap().to_string(),
-                st["tier"].as_u64().unwrap(),
-                action["input"]["keyword"].as_str().unwrap().to_string(),
-                action["input"]["args"].clone(),
+                st.name.clone(),
+                u64::from(st.tier),
+                input["keyword"].as_str().unwrap().to_string(),
+                input["args"].clone(),
             )
         })
         .collect()
 }
 
-fn names(strategies: &[Json]) -> Vec<String> {
+fn names(strategies: &[RecoveryStrategy]) -> Vec<String> {
     summary(strategies).into_iter().map(|s| s.0).collect()
 }
 
@@ -315,14 +319,14 @@ fn library_and_well_known_strategies_in_tier_order() {
                 ("navigate_back".into(), 2, "Flaky.Go Back".into(), json!([])),
             ]
         );
-        assert_eq!(found[0]["classification"], "element-not-found");
-        assert_eq!(found[0]["description"], "Resets the widget, then retry");
+        let description = |st: &RecoveryStrategy| st.description.clone().unwrap_or_default();
+        assert_eq!(description(&found[0]), "Resets the widget, then retry");
+        assert_eq!(description(&found[1]), "Run Flaky.Clear Caches, then retry");
+        assert_eq!(description(&found[3]), "Navigate back, then retry");
         assert_eq!(
-            found[1]["description"],
-            "Run Flaky.Clear Caches, then retry"
+            found[3].actions[0].description.as_deref(),
+            Some("Navigate back")
         );
-        assert_eq!(found[3]["description"], "Navigate back, then retry");
-        assert_eq!(found[3]["actions"][0]["description"], "Navigate back");
 
         let found = strategies(&mut t.session, "Click", Class::UnexpectedAlert);
         assert_eq!(
@@ -349,8 +353,8 @@ fn library_and_well_known_strategies_in_tier_order() {
             ]
         );
         let found = strategies(&mut t.session, "Click", Class::ElementClickIntercepted);
-        assert_eq!(found[0]["name"], "dismiss_overlay");
-        assert_eq!(found[0]["tier"], 1);
+        assert_eq!(found[0].name, "dismiss_overlay");
+        assert_eq!(found[0].tier, 1);
         let found = strategies(&mut t.session, "Click", Class::Timeout);
         assert_eq!(
             names(&found),
@@ -416,7 +420,10 @@ fn servers_without_tags_offer_doc_tags_or_nothing() {
     let mut t = setup(doc_tagged, Tags::None);
     let found = strategies(&mut t.session, "Read Widget", Class::ElementNotFound);
     assert_eq!(names(&found), ["Reset Widget", "Fix"]);
-    assert_eq!(found[1]["description"], "Run Flaky.Fix, then retry");
+    assert_eq!(
+        found[1].description.as_deref(),
+        Some("Run Flaky.Fix, then retry")
+    );
     let tag_calls = t
         .calls
         .borrow()
@@ -481,7 +488,7 @@ fn an_unreachable_server_gives_no_library_strategies_and_is_asked_again() {
     assert_eq!(names(&found)[0], "Reset Widget");
 }
 
-fn fail(s: &mut Session, input: Json) -> VerbFailure {
+fn fail(s: &mut Session, input: Json) -> Failure {
     invoke(s, "run_keyword", &input.to_string()).unwrap_err()
 }
 
@@ -489,29 +496,30 @@ fn fail(s: &mut Session, input: Json) -> VerbFailure {
 fn failures_carry_classification_and_runnable_recovery() {
     let mut t = setup(FLAKY, Tags::Info);
     let f = fail(&mut t.session, json!({"keyword": "Read Widget"}));
-    assert_eq!(f.code, "failed");
-    assert_eq!(f.details["classification"], "element-not-found");
-    assert_eq!(f.details["keyword"], "Read Widget");
-    let recovery = f.details["recovery"].as_array().unwrap().clone();
+    assert_eq!(f.code, FailureCode::Failed);
+    assert_eq!(f.classification.as_deref(), Some("element-not-found"));
+    // The rest of the details stay; the proposals have their own fields now.
+    let details = f.details_json();
+    assert_eq!(details["keyword"], "Read Widget");
+    assert!(details.get("recovery").is_none() && details.get("classification").is_none());
+    let recovery = f.recovery.clone();
     assert_eq!(
         recovery[0],
-        json!({
-            "name": "Reset Widget",
-            "tier": 2,
-            "classification": "element-not-found",
-            "description": "Resets the widget, then retry",
-            "actions": [{
-                "verb": "run_keyword",
-                "input": {"keyword": "Flaky.Reset Widget", "args": []},
-                "description": "Recovery keyword of library 'Flaky'",
-            }],
-        })
+        RecoveryStrategy::new("Reset Widget", 2)
+            .with_description("Resets the widget, then retry")
+            .with_action(
+                RecoveryAction::new(
+                    "run_keyword",
+                    json!({"keyword": "Flaky.Reset Widget", "args": []})
+                )
+                .with_description("Recovery keyword of library 'Flaky'")
+            )
     );
     // Every action is valid `run_keyword` input and runs.
     for st in &recovery {
-        for action in st["actions"].as_array().unwrap() {
-            let input = action["input"].to_string();
-            invoke(&mut t.session, "run_keyword", &input)
+        for action in &st.actions {
+            let input = &action.input;
+            invoke(&mut t.session, "run_keyword", input)
                 .unwrap_or_else(|e| panic!("{input}: {}", e.message));
         }
     }
@@ -537,32 +545,29 @@ fn failures_carry_classification_and_runnable_recovery() {
         &mut t.session,
         json!({"keyword": "Should Be Equal", "args": ["1", "2"]}),
     );
-    assert_eq!(f.details["classification"], "unknown");
-    assert_eq!(
-        names(f.details["recovery"].as_array().unwrap()),
-        ["Clear Caches", "Reset Optional"]
-    );
+    assert_eq!(f.classification.as_deref(), Some("unknown"));
+    assert_eq!(names(&f.recovery), ["Clear Caches", "Reset Optional"]);
     let f = fail(
         &mut t.session,
         json!({"keyword": "Log", "args": ["${nope}"]}),
     );
-    assert_eq!(f.details["classification"], "variable-not-found");
-    assert_eq!(f.details["recovery"], json!([]));
+    assert_eq!(f.classification.as_deref(), Some("variable-not-found"));
+    assert!(f.recovery.is_empty());
     // Fatal failures: classified, but nothing to recover.
     let f = fail(
         &mut t.session,
         json!({"keyword": "Fatal Error", "args": ["Element x not found"]}),
     );
-    assert_eq!(f.details["fatal"], true);
-    assert_eq!(f.details["classification"], "element-not-found");
-    assert_eq!(f.details["recovery"], json!([]));
+    assert_eq!(f.details_json()["fatal"], true);
+    assert_eq!(f.classification.as_deref(), Some("element-not-found"));
+    assert!(f.recovery.is_empty());
     // Failures that are not keyword failures carry neither.
     let f = fail(&mut t.session, json!({"keyword": "No Such Keyword"}));
-    assert_eq!(f.code, "not-found");
-    assert!(f.details.get("recovery").is_none());
+    assert_eq!(f.code, FailureCode::NotFound);
+    assert!(f.recovery.is_empty() && f.classification.is_none());
     let f = fail(&mut t.session, json!({"keyword": "Log"}));
-    assert_eq!(f.code, "invalid-input");
-    assert!(f.details.get("recovery").is_none());
+    assert_eq!(f.code, FailureCode::InvalidInput);
+    assert!(f.recovery.is_empty() && f.classification.is_none());
 }
 
 #[test]
@@ -575,7 +580,7 @@ fn action_arguments_arrive_as_written() {
         let mut t = setup(library, Tags::Info);
         let found = strategies(&mut t.session, "Click", Class::ElementClickIntercepted);
         assert_eq!(names(&found), ["dismiss_overlay"]);
-        let input = found[0]["actions"][0]["input"].to_string();
+        let input = found[0].actions[0].input.clone();
         invoke(&mut t.session, "run_keyword", &input).unwrap();
         let body = t.last_run.borrow().clone();
         let xml = js.replace('>', "&gt;");

@@ -1,0 +1,1152 @@
+//! `execute_batch`, `execute_step` and `resume_batch`: Robot Framework keyword
+//! batches in the rf-mcp tool shape, mapped onto the generic batch of `rf`
+//! `run_keyword` steps.
+//!
+//! Recovery: `on_failure: "recover"` (the default) and `"retry"` both become the
+//! engine's retry policy (`max_recovery_attempts + 1` runs) with its exponential
+//! backoff between runs. `recover` also turns on the engine's recovery rounds
+//! (`retry.recover`, see [`crate::recover`]): tier 1 first (wait and
+//! retry, or a tier-1 strategy), then tier-2 strategies the rf plugin proposes
+//! from the session's libraries (keywords such as `Reload Page`, or remote
+//! keywords tagged `recovery`), run as keywords; each round lands in
+//! `recovery_log`. `recover` re-runs only RF `failed` failures, because
+//! `not-found` and `invalid-input` cannot heal by waiting and a `timeout` would
+//! just burn the budget again; `retry` also re-runs timeouts.
+//!
+//! A failed or timed-out `execute_batch` is remembered (session, the steps from
+//! the failure point on, the failure policy) so `resume_batch` can run them again
+//! after optional fix steps. The memory is per catalog, so per tenant.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value, json};
+
+use super::{Dialect, arg_problem, session_arg, text};
+use crate::plan::{join_field, key_field};
+use crate::{BatchStatus, ContentItem, Problem, Report, StepStatus, UnknownPolicy};
+use crate::{Catalog, Limits};
+
+/// Batches kept for `resume_batch`; the oldest go first beyond this.
+const MAX_REMEMBERED: usize = 1000;
+
+/// A failed batch that `resume_batch` can pick up.
+#[derive(Debug, Clone)]
+struct Resumable {
+    /// Session the batch ran in.
+    session_id: String,
+    /// Dialect-shape steps from the failed step on.
+    remaining: Vec<Value>,
+    /// `on_failure` of the original call.
+    on_failure: String,
+    /// `max_recovery_attempts` of the original call.
+    max_recovery_attempts: u64,
+}
+
+/// Bounded memory of resumable batches, shared by `execute_batch` and
+/// `resume_batch`.
+#[derive(Debug, Default)]
+pub struct ResumeStore {
+    by_id: BTreeMap<String, Resumable>,
+    order: VecDeque<String>,
+    /// Batches a `resume_batch` call has claimed and is running, with when it
+    /// claimed them. Why a claim and not a read: two concurrent calls with one
+    /// batch id must not both run the remaining steps (a double click).
+    claimed: BTreeMap<String, Claim>,
+}
+
+/// A resume in flight.
+#[derive(Debug)]
+struct Claim {
+    entry: Resumable,
+    at: Instant,
+    /// The call holding it (see [`call_key`]).
+    owner: usize,
+}
+
+/// Identifies one tool call between its `to_batch` and its `render_call`: the
+/// address of its argument map, which the server passes to both and which
+/// stays put while the call lives. Why not a token: the dialect interface
+/// carries nothing else from one to the other, and only a call that holds the
+/// claim may end it (a call refused because another holds it must not).
+fn call_key(args: &Map<String, Value>) -> usize {
+    std::ptr::from_ref(args) as usize
+}
+
+/// How long a claim holds when its call never reports back (its future was
+/// dropped with its connection): past the longest run a resume may take.
+const CLAIM_TTL: Duration = Duration::from_secs(600 + 60);
+
+impl ResumeStore {
+    /// Claims `id` for one resume: the entry leaves the resumable set until
+    /// [`ResumeStore::release`] puts it back or the call's result consumes it.
+    fn claim(&mut self, id: &str, owner: usize) -> Result<Resumable, ClaimError> {
+        if let Some(claim) = self.claimed.get(id) {
+            if claim.at.elapsed() < CLAIM_TTL {
+                return Err(ClaimError::InFlight);
+            }
+            if let Some(stale) = self.claimed.remove(id) {
+                self.insert(id.to_owned(), stale.entry);
+            }
+        }
+        let entry = self.take(id).ok_or(ClaimError::Unknown)?;
+        self.claimed.insert(
+            id.to_owned(),
+            Claim {
+                entry: entry.clone(),
+                at: Instant::now(),
+                owner,
+            },
+        );
+        while self.claimed.len() > MAX_REMEMBERED {
+            self.claimed.pop_first();
+        }
+        Ok(entry)
+    }
+
+    /// Ends `owner`'s claim on `id`, if it holds one; `keep` puts the batch
+    /// back as resumable (the call was invalid and ran nothing, so the id can
+    /// be used again).
+    fn release(&mut self, id: &str, owner: usize, keep: bool) -> Option<Resumable> {
+        if self.claimed.get(id)?.owner != owner {
+            return None;
+        }
+        let claim = self.claimed.remove(id)?;
+        if keep {
+            self.insert(id.to_owned(), claim.entry.clone());
+        }
+        Some(claim.entry)
+    }
+
+    fn insert(&mut self, id: String, entry: Resumable) {
+        if self.by_id.insert(id.clone(), entry).is_none() {
+            self.order.push_back(id);
+        }
+        while self.order.len() > MAX_REMEMBERED {
+            if let Some(old) = self.order.pop_front() {
+                self.by_id.remove(&old);
+            }
+        }
+    }
+
+    fn take(&mut self, id: &str) -> Option<Resumable> {
+        let entry = self.by_id.remove(id)?;
+        self.order.retain(|x| x != id);
+        Some(entry)
+    }
+
+    fn get(&self, id: &str) -> Option<&Resumable> {
+        self.by_id.get(id)
+    }
+}
+
+/// Why a batch id cannot be claimed.
+#[derive(Debug, PartialEq, Eq)]
+enum ClaimError {
+    /// No failed batch of that id is waiting (never, finished, or resumed).
+    Unknown,
+    /// Another `resume_batch` call is running it now.
+    InFlight,
+}
+
+/// Shared handle to the resume memory.
+pub type Store = Arc<Mutex<ResumeStore>>;
+
+/// The three RF dialects, sharing one resume memory.
+pub fn dialects() -> Vec<Arc<dyn Dialect>> {
+    let store: Store = Arc::default();
+    vec![
+        Arc::new(ExecuteBatch {
+            store: store.clone(),
+        }),
+        Arc::new(ExecuteStep),
+        Arc::new(ResumeBatch { store }),
+    ]
+}
+
+/// The `execute_batch` tool.
+pub struct ExecuteBatch {
+    store: Store,
+}
+
+/// The `execute_step` tool: one keyword.
+pub struct ExecuteStep;
+
+/// The `resume_batch` tool.
+pub struct ResumeBatch {
+    store: Store,
+}
+
+fn rf_loaded(catalog: &Catalog) -> bool {
+    catalog.names().any(|n| n == "rf")
+}
+
+/// Parses an RF time string (`10s`, `1 min 30 s`, `500ms`, `1.5`, `2 minutes`)
+/// to milliseconds. A bare number is seconds, as in RF.
+pub fn parse_rf_duration(text: &str) -> Option<u64> {
+    let compact: String = text
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect::<String>()
+        .to_lowercase();
+    if compact.is_empty() {
+        return None;
+    }
+    if let Ok(secs) = compact.parse::<f64>() {
+        return to_ms(secs, 1000.0);
+    }
+    let mut total = 0.0;
+    let mut rest = compact.as_str();
+    while !rest.is_empty() {
+        let num_end = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let number: f64 = rest[..num_end].parse().ok()?;
+        rest = &rest[num_end..];
+        let unit_end = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let factor = match &rest[..unit_end] {
+            "ms" | "millis" | "millisecond" | "milliseconds" => 1.0,
+            "s" | "sec" | "secs" | "second" | "seconds" => 1000.0,
+            "m" | "min" | "mins" | "minute" | "minutes" => 60_000.0,
+            "h" | "hour" | "hours" => 3_600_000.0,
+            "d" | "day" | "days" => 86_400_000.0,
+            _ => return None,
+        };
+        rest = &rest[unit_end..];
+        total += number * factor;
+    }
+    to_ms(total, 1.0)
+}
+
+fn to_ms(value: f64, factor: f64) -> Option<u64> {
+    let ms = (value * factor).round();
+    // Why: a zero or negative timeout can never let a keyword run.
+    (ms.is_finite() && ms >= 1.0 && ms <= u64::MAX as f64).then_some(ms as u64)
+}
+
+/// Problem in step `index` (0-based), named 1-based in the message.
+fn step_problem(index: usize, label: Option<&str>, field: &str, message: &str) -> Problem {
+    Problem {
+        step: Some(index),
+        label: label.map(str::to_owned),
+        field: join_field(&format!("steps[{index}]"), field),
+        message: format!("step {}: {message}", index + 1),
+    }
+}
+
+/// Maps one dialect step to a generic `rf.run_keyword` step.
+fn map_step(
+    index: usize,
+    step: &Value,
+    retry: Option<&Value>,
+    problems: &mut Vec<Problem>,
+) -> Option<Value> {
+    let Some(obj) = step.as_object() else {
+        problems.push(step_problem(
+            index,
+            None,
+            "",
+            "must be an object {keyword, arguments?, label?, timeout?, assign_to?}",
+        ));
+        return None;
+    };
+    let label = obj.get("label").and_then(Value::as_str);
+    let before = problems.len();
+    for key in obj.keys() {
+        if !matches!(
+            key.as_str(),
+            "keyword" | "arguments" | "args" | "label" | "timeout" | "assign_to"
+        ) {
+            problems.push(step_problem(
+                index,
+                label,
+                &key_field(key),
+                &format!(
+                    "unknown field `{key}`; a step takes keyword, arguments, label, timeout, assign_to"
+                ),
+            ));
+        }
+    }
+    let keyword = match obj.get("keyword") {
+        Some(Value::String(k)) if !k.trim().is_empty() => Some(k.clone()),
+        Some(_) => {
+            problems.push(step_problem(
+                index,
+                label,
+                "keyword",
+                "keyword must be a non-empty string (an RF keyword name such as \"Log\")",
+            ));
+            None
+        }
+        None => {
+            problems.push(step_problem(
+                index,
+                label,
+                "keyword",
+                "missing `keyword`: add the RF keyword name, e.g. {\"keyword\": \"Log\", \"arguments\": [\"hello\"]}",
+            ));
+            None
+        }
+    };
+    let args = match (obj.get("arguments"), obj.get("args")) {
+        (Some(a), Some(b)) if a != b => {
+            problems.push(step_problem(
+                index,
+                label,
+                "arguments",
+                "both `arguments` and its legacy alias `args` are given with different values; keep only `arguments`",
+            ));
+            None
+        }
+        (Some(a), _) | (None, Some(a)) => match a {
+            Value::Array(items) => Some(Value::Array(items.clone())),
+            _ => {
+                problems.push(step_problem(
+                    index,
+                    label,
+                    "arguments",
+                    "arguments must be a list of strings",
+                ));
+                None
+            }
+        },
+        (None, None) => Some(Value::Array(Vec::new())),
+    };
+    let timeout_ms = match obj.get("timeout") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(t)) => match parse_rf_duration(t) {
+            Some(ms) => Some(ms),
+            None => {
+                problems.push(step_problem(
+                    index,
+                    label,
+                    "timeout",
+                    &format!(
+                        "`{t}` is not an RF time such as \"10s\", \"1 min 30 s\" or \"500ms\""
+                    ),
+                ));
+                None
+            }
+        },
+        Some(Value::Number(n)) => match n.as_f64().and_then(|s| to_ms(s, 1000.0)) {
+            Some(ms) => Some(ms),
+            None => {
+                problems.push(step_problem(index, label, "timeout", "must be positive"));
+                None
+            }
+        },
+        Some(_) => {
+            problems.push(step_problem(
+                index,
+                label,
+                "timeout",
+                "must be an RF time string such as \"10s\"",
+            ));
+            None
+        }
+    };
+    let assign_to = match obj.get("assign_to") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(a)) => Some(a.clone()),
+        Some(_) => {
+            problems.push(step_problem(
+                index,
+                label,
+                "assign_to",
+                "must be a variable name string",
+            ));
+            None
+        }
+    };
+    if problems.len() > before {
+        return None;
+    }
+    let mut input = Map::new();
+    input.insert("keyword".into(), Value::String(keyword?));
+    input.insert("args".into(), args?);
+    if let Some(a) = &assign_to {
+        input.insert("assign".into(), Value::String(a.clone()));
+    }
+    // Why `assign_to` goes to RF only (as `assign`) and not to the generic step: a
+    // host-stored name makes the host substitute `${name}` with a JSON copy of the
+    // value, so keywords that change a list or dictionary in place (`Append To List
+    // ${name} x`) would change the copy and `${name}` would keep its old value. RF
+    // keeps the variable in the session's plugin instance and resolves `${name}` to
+    // the very object, as Robot Framework does.
+    let mut out = Map::new();
+    out.insert("plugin".into(), json!("rf"));
+    out.insert("verb".into(), json!("run_keyword"));
+    out.insert("input".into(), Value::Object(input));
+    if let Some(ms) = timeout_ms {
+        out.insert("timeout_ms".into(), json!(ms));
+    }
+    if let Some(l) = label {
+        out.insert("label".into(), json!(l));
+    }
+    if let Some(r) = retry {
+        out.insert("retry".into(), r.clone());
+    }
+    Some(Value::Object(out))
+}
+
+/// Reads an optional integer argument within `[min, max]`.
+fn int_arg(
+    args: &Map<String, Value>,
+    name: &str,
+    min: u64,
+    max: u64,
+    default: u64,
+    problems: &mut Vec<Problem>,
+) -> u64 {
+    match args.get(name) {
+        None | Some(Value::Null) => default,
+        Some(v) => {
+            match v.as_u64() {
+                Some(n) if (min..=max).contains(&n) => n,
+                _ => {
+                    problems.push(arg_problem(
+                    name,
+                    format!("{name} must be an integer from {min} to {max} (default {default}), got {v}"),
+                ));
+                    default
+                }
+            }
+        }
+    }
+}
+
+/// The generic retry policy for an `on_failure` mode.
+fn retry_for(on_failure: &str, max_recovery_attempts: u64) -> Option<Value> {
+    let attempts = max_recovery_attempts + 1;
+    match on_failure {
+        "retry" => Some(json!({"attempts": attempts, "on": ["failed", "timeout"]})),
+        // Why only `failed`: see the module docs.
+        "recover" => Some(json!({"attempts": attempts, "on": ["failed"], "recover": true})),
+        _ => None,
+    }
+}
+
+/// Builds the generic batch from dialect-shape steps.
+fn build_batch(
+    steps: &[Value],
+    on_failure: &str,
+    max_recovery_attempts: u64,
+    timeout_ms: u64,
+    session_id: Option<&str>,
+    mut problems: Vec<Problem>,
+) -> Result<Value, Vec<Problem>> {
+    let retry = retry_for(on_failure, max_recovery_attempts);
+    let mapped: Vec<Value> = steps
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| map_step(i, s, retry.as_ref(), &mut problems))
+        .collect();
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    let mut batch = json!({"steps": mapped, "on_failure": "stop", "timeout_ms": timeout_ms});
+    if let (Some(s), Some(obj)) = (session_id, batch.as_object_mut()) {
+        obj.insert("session_id".into(), json!(s));
+    }
+    Ok(batch)
+}
+
+fn on_failure_arg(args: &Map<String, Value>, problems: &mut Vec<Problem>) -> String {
+    match args.get("on_failure") {
+        None | Some(Value::Null) => "recover".into(),
+        Some(Value::String(s)) if matches!(s.as_str(), "stop" | "retry" | "recover") => s.clone(),
+        Some(v) => {
+            problems.push(arg_problem(
+                "on_failure",
+                format!("on_failure must be \"stop\", \"retry\" or \"recover\", got {v}"),
+            ));
+            "recover".into()
+        }
+    }
+}
+
+fn steps_arg<'a>(
+    args: &'a Map<String, Value>,
+    field: &str,
+    required: bool,
+    problems: &mut Vec<Problem>,
+) -> &'a [Value] {
+    match args.get(field) {
+        Some(Value::Array(a)) if !a.is_empty() || !required => a,
+        None | Some(Value::Null) if !required => &[],
+        _ => {
+            problems.push(arg_problem(
+                field,
+                format!("{field} must be a non-empty list of steps {{keyword, arguments?, label?, timeout?, assign_to?}}"),
+            ));
+            &[]
+        }
+    }
+}
+
+fn step_schema() -> Value {
+    // The seed's fields and types; descriptions cut to what the names do not
+    // say (the tool description explains chaining once).
+    json!({
+        "type": "object",
+        "properties": {
+            "keyword": {"type": "string", "description": "RF keyword name."},
+            "arguments": {"type": "array", "description": "Positional arguments; may hold ${STEP_N} and ${name}."},
+            "args": {"type": "array", "description": "Legacy alias of arguments."},
+            "label": {"type": "string"},
+            "timeout": {"type": "string", "description": "RF time, e.g. \"10s\"."},
+            "assign_to": {"type": "string", "description": "Store the return value as ${name}."}
+        },
+        "required": ["keyword"]
+    })
+}
+
+fn result_schema() -> Value {
+    // Why so little: MCP clients validate every reply against this schema, and
+    // the Python SDK 1.x checks the schema itself against the JSON Schema
+    // metaschema on every call, at a cost that grows with each property: a full
+    // schema cost more than running twenty keywords (BENCHMARKS.md, Robot
+    // Framework section). The fields are described in the tool description.
+    json!({
+        "type": "object",
+        "properties": {
+            "status": {"enum": ["PASS", "FAIL", "RECOVERED", "TIMEOUT"]},
+            "steps": {"type": "array"}
+        },
+        "required": ["status", "summary", "steps"]
+    })
+}
+
+/// Renders a report in the rf-mcp result shape. `steps` are the dialect-shape
+/// steps that ran, for the keywords of never-started ones.
+fn render_rf(report: &Report, steps: &[Value]) -> Value {
+    let mut out_steps = Vec::new();
+    let mut recovered = false;
+    let mut failure = Value::Null;
+    for step in &report.steps {
+        let input = step.input.as_ref();
+        // Why the fallback: the report carries the resolved input only when it
+        // differs from what was asked; otherwise the step as written is it.
+        let asked = steps.get(step.index);
+        let keyword = input
+            .and_then(|i| i.get("keyword"))
+            .or_else(|| asked.and_then(|a| a.get("keyword")))
+            .cloned()
+            .unwrap_or(Value::Null);
+        let args = input
+            .and_then(|i| i.get("args"))
+            .or_else(|| asked.and_then(|a| a.get("arguments").or_else(|| a.get("args"))))
+            .cloned()
+            .unwrap_or_else(|| json!([]));
+        let status = match step.status {
+            StepStatus::Passed if step.attempts > 1 => {
+                recovered = true;
+                "RECOVERED"
+            }
+            StepStatus::Passed => "PASS",
+            _ => "FAIL",
+        };
+        // Why: every recovery round (or, for plain `retry`, every failed run) is
+        // kept, also when the step ends RECOVERED.
+        let recovery_log: Vec<Value> = if step.recovery.is_empty() {
+            step.notes
+                .iter()
+                .filter(|n| n.starts_with("attempt "))
+                .map(|n| json!({"strategy": "retry", "note": n}))
+                .collect()
+        } else {
+            step.recovery.iter().map(|r| json!(r)).collect()
+        };
+        let error = step
+            .error
+            .as_ref()
+            .map(|e| format!("{}: {}", e.code, e.message));
+        if step.status != StepStatus::Passed && failure.is_null() {
+            failure = json!({
+                "step_index": step.index + 1,
+                "error": error,
+                "code": step.error.as_ref().map(|e| e.code.clone()),
+                "recovery_log": recovery_log,
+            });
+        }
+        let mut s = json!({
+            "index": step.index + 1,
+            "keyword": keyword,
+            "label": step.label,
+            "args_resolved": args,
+            "status": status,
+            "time_ms": step.time_ms,
+            "return_value": step.value,
+            "error": error,
+            "attempts": step.attempts,
+        });
+        if status == "RECOVERED"
+            && let Some(obj) = s.as_object_mut()
+        {
+            obj.insert("recovery_log".into(), Value::Array(recovery_log));
+        }
+        out_steps.push(s);
+    }
+    for (i, step) in steps.iter().enumerate().skip(report.steps.len()) {
+        out_steps.push(json!({
+            "index": i + 1,
+            "keyword": step.get("keyword"),
+            "label": step.get("label"),
+            "args_resolved": [],
+            "status": "SKIPPED",
+            "time_ms": 0,
+            "return_value": null,
+            "error": null,
+        }));
+    }
+    let status = match report.status {
+        BatchStatus::Passed if recovered => "RECOVERED",
+        BatchStatus::Passed => "PASS",
+        BatchStatus::TimedOut => "TIMEOUT",
+        _ => "FAIL",
+    };
+    let steps_total = report.steps_total.max(steps.len());
+    let summary = match report.status {
+        BatchStatus::Invalid => format!(
+            "Rejected before anything ran: {}",
+            report
+                .errors
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+        _ => format!(
+            "{status}: {} of {} steps executed{}",
+            report.steps_executed,
+            steps_total,
+            match failure.get("step_index") {
+                Some(i) =>
+                    format!(", step {i} failed; resume_batch(batch_id) can continue from it"),
+                None => String::new(),
+            }
+        ),
+    };
+    if failure.is_null()
+        && let Some(err) = &report.error
+    {
+        failure = json!({"step_index": null, "error": format!("{}: {}", err.code, err.message), "recovery_log": []});
+    }
+    let mut out = json!({
+        "status": status,
+        "summary": summary,
+        "batch_id": report.batch_id,
+        "session_id": report.session_id,
+        "total_time_ms": report.time_ms,
+        "steps_executed": report.steps_executed,
+        "steps_total": steps_total,
+        "steps": out_steps,
+        "failure": failure,
+    });
+    if let Some(obj) = out.as_object_mut() {
+        if !report.errors.is_empty() {
+            obj.insert("errors".into(), json!(report.errors));
+        }
+        if !report.notes.is_empty() {
+            obj.insert("notes".into(), json!(report.notes));
+        }
+    }
+    out
+}
+
+/// Remembers a failed or timed-out batch for `resume_batch`.
+fn remember(store: &Store, report: &Report, steps: &[Value], on_failure: String, max: u64) {
+    if !matches!(report.status, BatchStatus::Failed | BatchStatus::TimedOut) {
+        return;
+    }
+    let Some(session_id) = report.session_id.clone() else {
+        return;
+    };
+    // Why: a batch-level timeout may stop between steps; resume from the first
+    // step that did not pass.
+    let from = report
+        .steps
+        .iter()
+        .position(|s| s.status != StepStatus::Passed)
+        .unwrap_or(report.steps.len());
+    let remaining = steps.get(from..).unwrap_or_default().to_vec();
+    if remaining.is_empty() {
+        return;
+    }
+    let mut guard = store.lock().unwrap_or_else(|e| e.into_inner());
+    guard.insert(
+        report.batch_id.clone(),
+        Resumable {
+            session_id,
+            remaining,
+            on_failure,
+            max_recovery_attempts: max,
+        },
+    );
+}
+
+const CHAINING: &str = "Chaining: ${STEP_N} in arguments is step N's return value (1-based; ${STEP_0} is the first too); \
+${name} is a value stored by assign_to (this batch or earlier in the session); other ${var} are RF variables. \
+A reference to a step that has not run yet rejects the batch before anything runs.";
+
+/// The result text of the RF tools, read from their structured result (the
+/// one place keyword names and resolved arguments are put together): the
+/// summary, then a line per step with its arguments and return value or error.
+fn rf_content(structured: &Value) -> Vec<ContentItem> {
+    let field = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
+    let mut out = field(structured, "summary").unwrap_or_default();
+    for key in ["batch_id", "session_id"] {
+        if let Some(id) = field(structured, key) {
+            out.push_str(&format!(" · {} {id}", key.trim_end_matches("_id")));
+        }
+    }
+    for problem in array(structured, "errors") {
+        out.push_str(&format!(
+            "\n- {}: {}",
+            field(problem, "field").unwrap_or_default(),
+            field(problem, "message").unwrap_or_default()
+        ));
+    }
+    for step in array(structured, "steps") {
+        let status = field(step, "status").unwrap_or_default();
+        if status == "SKIPPED" && structured.get("errors").is_some() {
+            // Nothing ran: the problems above say why; listing every step
+            // as skipped says nothing more.
+            continue;
+        }
+        let mut head = format!(
+            "step {} {}",
+            step.get("index").unwrap_or(&Value::Null),
+            field(step, "keyword").unwrap_or_default()
+        );
+        for arg in array(step, "args_resolved") {
+            // RF's own separator between arguments: two spaces or more.
+            head.push_str("    ");
+            match arg {
+                Value::String(a) => head.push_str(a),
+                other => head.push_str(&other.to_string()),
+            }
+        }
+        head.push_str(&format!(" → {status}"));
+        if status != "SKIPPED" {
+            let ms = step.get("time_ms").and_then(Value::as_f64).unwrap_or(0.0);
+            head.push_str(&format!(" in {ms:.1} ms"));
+        }
+        out.push('\n');
+        match (field(step, "error"), step.get("return_value")) {
+            (Some(error), _) => out.push_str(&format!("{head}: {error}")),
+            (None, Some(value)) if !value.is_null() => out.push_str(&text::labelled(&head, value)),
+            _ => out.push_str(&head),
+        }
+        if let Some(log) = step
+            .get("recovery_log")
+            .filter(|l| l.as_array().is_some_and(|a| !a.is_empty()))
+        {
+            out.push('\n');
+            out.push_str(&text::labelled("  recovery_log", log));
+        }
+    }
+    if let Some(failure) = structured.get("failure").filter(|f| !f.is_null())
+        && let Some(log) = failure
+            .get("recovery_log")
+            .filter(|l| l.as_array().is_some_and(|a| !a.is_empty()))
+    {
+        out.push('\n');
+        out.push_str(&text::labelled("recovery tried", log));
+    }
+    vec![ContentItem::Text { text: out }]
+}
+
+/// The array at `key` of `value`, or none.
+fn array<'a>(value: &'a Value, key: &str) -> &'a [Value] {
+    value
+        .get(key)
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+impl Dialect for ExecuteBatch {
+    fn name(&self) -> &str {
+        "execute_batch"
+    }
+
+    fn description(&self, _catalog: &Catalog) -> String {
+        format!(
+            "Run multiple Robot Framework keywords in one call, chaining outputs between steps and applying \
+automatic recovery to reduce round-trips. Steps run in order in the session.\n{CHAINING}\n\
+on_failure: \"stop\" aborts at the first failure; \"retry\" re-runs a failed step up to max_recovery_attempts \
+times; \"recover\" (default) re-runs a failed keyword after tiered recovery (a short wait, then recovery keywords \
+the session's libraries offer, e.g. Reload Page), logged in recovery_log.\n\
+Result: status (PASS | FAIL | RECOVERED | TIMEOUT), summary, batch_id, steps[] (index 1-based, keyword, \
+args_resolved, status, return_value, error), failure or null. After a failure, resume_batch(batch_id) continues \
+from the failed step."
+        )
+    }
+
+    fn input_schema(&self, _catalog: &Catalog) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "session_id": {"type": "string", "description": "Session to execute within (auto-created)."},
+                "steps": {"type": "array", "minItems": 1, "items": step_schema()},
+                "on_failure": {"type": "string", "enum": ["stop", "retry", "recover"], "default": "recover"},
+                "max_recovery_attempts": {"type": "integer", "minimum": 1, "maximum": 10, "default": 2},
+                "timeout_ms": {"type": "integer", "minimum": 1000, "maximum": 600000, "default": 120000}
+            },
+            "required": ["session_id", "steps"]
+        })
+    }
+
+    fn output_schema(&self) -> Value {
+        result_schema()
+    }
+
+    fn policy(&self) -> UnknownPolicy {
+        UnknownPolicy::PassThrough
+    }
+
+    fn available(&self, catalog: &Catalog) -> bool {
+        rf_loaded(catalog)
+    }
+
+    fn to_batch(
+        &self,
+        args: &Map<String, Value>,
+        _catalog: &Catalog,
+        _limits: &Limits,
+    ) -> Result<Value, Vec<Problem>> {
+        let mut problems = Vec::new();
+        if session_arg(args).is_none() {
+            problems.push(arg_problem("session_id", "session_id (string) is required"));
+        }
+        let steps = steps_arg(args, "steps", true, &mut problems);
+        let on_failure = on_failure_arg(args, &mut problems);
+        let max = int_arg(args, "max_recovery_attempts", 1, 10, 2, &mut problems);
+        let timeout = int_arg(args, "timeout_ms", 1000, 600_000, 120_000, &mut problems);
+        build_batch(steps, &on_failure, max, timeout, None, problems)
+    }
+
+    fn render(&self, report: &Report) -> Value {
+        render_rf(report, &[])
+    }
+
+    fn content(&self, _report: &Report, structured: &Value) -> Option<Vec<ContentItem>> {
+        Some(rf_content(structured))
+    }
+
+    fn render_call(&self, args: &Map<String, Value>, report: &Report) -> Value {
+        let steps = args
+            .get("steps")
+            .and_then(Value::as_array)
+            .map_or(&[][..], Vec::as_slice);
+        let mut ignored = Vec::new();
+        let on_failure = on_failure_arg(args, &mut ignored);
+        let max = int_arg(args, "max_recovery_attempts", 1, 10, 2, &mut ignored);
+        remember(&self.store, report, steps, on_failure, max);
+        render_rf(report, steps)
+    }
+}
+
+impl Dialect for ExecuteStep {
+    fn name(&self) -> &str {
+        "execute_step"
+    }
+
+    fn description(&self, _catalog: &Catalog) -> String {
+        "Run one Robot Framework keyword in the session (state and variables persist; ${name} reads an \
+assign_to value). timeout is an RF time (\"10s\"). Same result shape as execute_batch, with one step."
+            .to_owned()
+    }
+
+    fn input_schema(&self, _catalog: &Catalog) -> Value {
+        let mut schema = step_schema();
+        if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+            props.remove("label");
+            props.insert("session_id".into(), json!({"type": "string", "description": "Session to execute within (auto-created)."}));
+        }
+        if let Some(obj) = schema.as_object_mut() {
+            obj.insert("required".into(), json!(["session_id", "keyword"]));
+        }
+        schema
+    }
+
+    fn output_schema(&self) -> Value {
+        result_schema()
+    }
+
+    fn policy(&self) -> UnknownPolicy {
+        UnknownPolicy::PassThrough
+    }
+
+    fn available(&self, catalog: &Catalog) -> bool {
+        rf_loaded(catalog)
+    }
+
+    fn entry_count(&self, _args: &Map<String, Value>) -> usize {
+        1
+    }
+
+    fn to_batch(
+        &self,
+        args: &Map<String, Value>,
+        _catalog: &Catalog,
+        _limits: &Limits,
+    ) -> Result<Value, Vec<Problem>> {
+        let mut problems = Vec::new();
+        if session_arg(args).is_none() {
+            problems.push(arg_problem("session_id", "session_id (string) is required"));
+        }
+        let mut step = args.clone();
+        step.remove("session_id");
+        build_batch(&[Value::Object(step)], "stop", 1, 600_000, None, problems)
+    }
+
+    fn render(&self, report: &Report) -> Value {
+        render_rf(report, &[])
+    }
+
+    fn content(&self, _report: &Report, structured: &Value) -> Option<Vec<ContentItem>> {
+        Some(rf_content(structured))
+    }
+}
+
+impl Dialect for ResumeBatch {
+    fn name(&self) -> &str {
+        "resume_batch"
+    }
+
+    fn description(&self, _catalog: &Catalog) -> String {
+        "Continue a failed or timed-out execute_batch from its failed step, in its session as it is now. \
+fix_steps (execute_batch steps) run first. The original on_failure and max_recovery_attempts apply; ${STEP_N} \
+counts from this run's first step (use assign_to for values that cross a resume). A batch resumes once; a resumed \
+run that fails again returns a new batch_id."
+            .to_owned()
+    }
+
+    fn input_schema(&self, _catalog: &Catalog) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "batch_id": {"type": "string", "description": "batch_id of the failed execute_batch."},
+                "fix_steps": {"type": "array", "items": step_schema()},
+                "timeout_ms": {"type": "integer", "minimum": 1000, "maximum": 600000, "default": 120000}
+            },
+            "required": ["batch_id"]
+        })
+    }
+
+    fn output_schema(&self) -> Value {
+        result_schema()
+    }
+
+    fn policy(&self) -> UnknownPolicy {
+        UnknownPolicy::PassThrough
+    }
+
+    fn available(&self, catalog: &Catalog) -> bool {
+        rf_loaded(catalog)
+    }
+
+    fn session_for(&self, args: &Map<String, Value>) -> Option<String> {
+        let id = args.get("batch_id").and_then(Value::as_str)?;
+        let guard = self.store.lock().unwrap_or_else(|e| e.into_inner());
+        guard.get(id).map(|r| r.session_id.clone())
+    }
+
+    fn entry_count(&self, args: &Map<String, Value>) -> usize {
+        let fix = args
+            .get("fix_steps")
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
+        let id = args.get("batch_id").and_then(Value::as_str).unwrap_or("");
+        let guard = self.store.lock().unwrap_or_else(|e| e.into_inner());
+        fix + guard.get(id).map_or(0, |r| r.remaining.len())
+    }
+
+    fn to_batch(
+        &self,
+        args: &Map<String, Value>,
+        _catalog: &Catalog,
+        _limits: &Limits,
+    ) -> Result<Value, Vec<Problem>> {
+        let mut problems = Vec::new();
+        let fix = steps_arg(args, "fix_steps", false, &mut problems).to_vec();
+        let timeout = int_arg(args, "timeout_ms", 1000, 600_000, 120_000, &mut problems);
+        let Some(id) = args.get("batch_id").and_then(Value::as_str) else {
+            problems.push(arg_problem("batch_id", "batch_id (string) is required"));
+            return Err(problems);
+        };
+        if !problems.is_empty() {
+            // Nothing will run: the batch stays resumable, unclaimed.
+            return Err(problems);
+        }
+        let claimed = self
+            .store
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .claim(id, call_key(args));
+        let entry = match claimed {
+            Ok(entry) => entry,
+            Err(ClaimError::Unknown) => {
+                problems.push(arg_problem(
+                    "batch_id",
+                    format!("no resumable batch `{id}`: only a failed or timed-out execute_batch that was not resumed yet can be resumed (finished, unknown or already resumed batch ids are refused)"),
+                ));
+                return Err(problems);
+            }
+            Err(ClaimError::InFlight) => {
+                problems.push(arg_problem(
+                    "batch_id",
+                    format!("batch `{id}` is being resumed by another call right now; its result says how that went (a resumed run that fails again returns a new batch_id)"),
+                ));
+                return Err(problems);
+            }
+        };
+        let mut steps = fix;
+        steps.extend(entry.remaining.iter().cloned());
+        let batch = build_batch(
+            &steps,
+            &entry.on_failure,
+            entry.max_recovery_attempts,
+            timeout,
+            Some(&entry.session_id),
+            problems,
+        );
+        if batch.is_err() {
+            self.store
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .release(id, call_key(args), true);
+        }
+        batch
+    }
+
+    fn render(&self, report: &Report) -> Value {
+        render_rf(report, &[])
+    }
+
+    fn content(&self, _report: &Report, structured: &Value) -> Option<Vec<ContentItem>> {
+        Some(rf_content(structured))
+    }
+
+    fn render_call(&self, args: &Map<String, Value>, report: &Report) -> Value {
+        let id = args.get("batch_id").and_then(Value::as_str).unwrap_or("");
+        // Why: a batch id is used up once its resume ran; an invalid call ran
+        // nothing and puts it back, so a typo in fix_steps can be corrected.
+        // Only this call's own claim ends here: a call refused because another
+        // holds the claim has none.
+        let invalid = report.status == BatchStatus::Invalid;
+        let entry = self
+            .store
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .release(id, call_key(args), invalid)
+            .filter(|_| !invalid);
+        let mut steps: Vec<Value> = args
+            .get("fix_steps")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        if let Some(e) = &entry {
+            steps.extend(e.remaining.iter().cloned());
+            remember(
+                &self.store,
+                report,
+                &steps,
+                e.on_failure.clone(),
+                e.max_recovery_attempts,
+            );
+        }
+        let mut out = render_rf(report, &steps);
+        if let Some(obj) = out.as_object_mut() {
+            obj.insert("resumed_from".into(), json!(id));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rf_durations() {
+        assert_eq!(parse_rf_duration("10s"), Some(10_000));
+        assert_eq!(parse_rf_duration("1 min 30 s"), Some(90_000));
+        assert_eq!(parse_rf_duration("500ms"), Some(500));
+        assert_eq!(parse_rf_duration("1.5"), Some(1_500));
+        assert_eq!(parse_rf_duration("2 minutes"), Some(120_000));
+        assert_eq!(parse_rf_duration("soon"), None);
+        assert_eq!(parse_rf_duration("0s"), None);
+    }
+
+    fn resumable() -> Resumable {
+        Resumable {
+            session_id: "s".into(),
+            remaining: vec![json!({"keyword": "Log", "args": ["x"]})],
+            on_failure: "stop".into(),
+            max_recovery_attempts: 1,
+        }
+    }
+
+    #[test]
+    fn one_resume_at_a_time_holds_a_batch() {
+        let mut store = ResumeStore::default();
+        store.insert("b".into(), resumable());
+        assert!(store.claim("b", 1).is_ok());
+        // A second call while the first runs is refused, and cannot end the
+        // first one's claim.
+        assert_eq!(store.claim("b", 2).err(), Some(ClaimError::InFlight));
+        assert!(store.release("b", 2, true).is_none());
+        assert_eq!(store.claim("b", 2).err(), Some(ClaimError::InFlight));
+        // The first call's run consumes it.
+        assert!(store.release("b", 1, false).is_some());
+        assert_eq!(store.claim("b", 2).err(), Some(ClaimError::Unknown));
+    }
+
+    #[test]
+    fn an_invalid_resume_puts_the_batch_back() {
+        let mut store = ResumeStore::default();
+        store.insert("b".into(), resumable());
+        assert!(store.claim("b", 1).is_ok());
+        assert!(store.release("b", 1, true).is_some());
+        assert!(store.get("b").is_some());
+        assert!(store.claim("b", 2).is_ok());
+    }
+
+    #[test]
+    fn a_claim_whose_call_vanished_expires() {
+        let mut store = ResumeStore::default();
+        store.insert("b".into(), resumable());
+        assert!(store.claim("b", 1).is_ok());
+        let long_ago = Instant::now().checked_sub(CLAIM_TTL + Duration::from_secs(1));
+        if let (Some(claim), Some(at)) = (store.claimed.get_mut("b"), long_ago) {
+            claim.at = at;
+        }
+        assert!(store.claim("b", 2).is_ok());
+        assert!(store.release("b", 1, false).is_none());
+        assert!(store.release("b", 2, false).is_some());
+    }
+
+    #[test]
+    fn store_is_bounded() {
+        let mut store = ResumeStore::default();
+        for i in 0..(MAX_REMEMBERED + 5) {
+            store.insert(
+                i.to_string(),
+                Resumable {
+                    session_id: "s".into(),
+                    remaining: vec![],
+                    on_failure: "stop".into(),
+                    max_recovery_attempts: 1,
+                },
+            );
+        }
+        assert_eq!(store.by_id.len(), MAX_REMEMBERED);
+        assert!(store.get("0").is_none());
+        assert!(store.take(&MAX_REMEMBERED.to_string()).is_some());
+    }
+}

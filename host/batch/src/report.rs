@@ -1,0 +1,267 @@
+//! Report: the one answer a batch gets.
+
+use base64::Engine as _;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::plan::Problem;
+use stephost_contract::LogLine;
+
+/// How the batch ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BatchStatus {
+    /// Every step passed.
+    Passed,
+    /// A step failed.
+    Failed,
+    /// A step or the batch ran out of time.
+    TimedOut,
+    /// The client cancelled the batch.
+    Cancelled,
+    /// The batch was rejected before anything ran.
+    Invalid,
+    /// A limit (busy, rate) refused the batch before anything ran.
+    Rejected,
+}
+
+/// How one step ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepStatus {
+    /// It returned a value.
+    Passed,
+    /// It failed.
+    Failed,
+    /// It ran out of time.
+    TimedOut,
+    /// The client cancelled it.
+    Cancelled,
+}
+
+impl StepStatus {
+    /// The status as a word in a sentence (`timed out`).
+    pub fn word(self) -> &'static str {
+        match self {
+            Self::Passed => "passed",
+            Self::Failed => "failed",
+            Self::TimedOut => "timed out",
+            Self::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// A failed step's error.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StepError {
+    /// Machine-readable code (`not-found`, `timeout`, `trap`, ...).
+    pub code: stephost_contract::FailureCode,
+    /// What happened.
+    pub message: String,
+    /// False when the action provably never reached the outside world.
+    pub input_fired: bool,
+    /// Structured details from the plugin.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+}
+
+/// A text or image a step produced.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ContentItem {
+    /// Text.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// An image, base64-encoded.
+    Image {
+        /// `image/png`, ...
+        mime_type: String,
+        /// Base64 of the image bytes.
+        data: String,
+        /// Which step made it, e.g. `step 3: screenshot`.
+        label: String,
+    },
+}
+
+impl ContentItem {
+    /// An image item from raw bytes.
+    pub fn image(mime_type: String, bytes: &[u8], label: String) -> Self {
+        Self::Image {
+            mime_type,
+            data: base64::engine::general_purpose::STANDARD.encode(bytes),
+            label,
+        }
+    }
+}
+
+/// One executed step.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StepReport {
+    /// 0-based position in the batch.
+    pub index: usize,
+    /// Caller's label.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// Plugin name.
+    pub plugin: String,
+    /// Verb name.
+    pub verb: String,
+    /// How it ended.
+    pub status: StepStatus,
+    /// Runs taken (1 unless retried).
+    pub attempts: u32,
+    /// Wall time of all runs, in ms.
+    pub time_ms: f64,
+    /// The input after references were resolved.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input: Option<Value>,
+    /// The result value, when it passed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<Value>,
+    /// The error, when it did not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<StepError>,
+    /// Texts and images.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub content: Vec<ContentItem>,
+    /// What the plugin logged.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub logs: Vec<LogLine>,
+    /// Recovery rounds between runs, when the step's retry asked to recover.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub recovery: Vec<crate::recover::Round>,
+    /// Things the caller should know: retries, instance resets, dropped logs.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// The report of a whole batch.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Report {
+    /// How the batch ended.
+    pub status: BatchStatus,
+    /// Id of this batch run.
+    pub batch_id: String,
+    /// The session it ran in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// Steps in the batch.
+    pub steps_total: usize,
+    /// Steps that ran (passed, failed or timed out).
+    pub steps_executed: usize,
+    /// Steps that never started.
+    pub never_started: usize,
+    /// Wall time, in ms.
+    pub time_ms: f64,
+    /// Executed steps, in order.
+    pub steps: Vec<StepReport>,
+    /// Validation problems, for `invalid`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<Problem>,
+    /// Why a limit refused the batch, for `rejected`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<StepError>,
+    /// Batch-level remarks (why steps never started).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+impl Report {
+    /// The report of a batch rejected before anything ran.
+    pub fn invalid(
+        batch_id: String,
+        session_id: Option<String>,
+        steps_total: usize,
+        errors: Vec<Problem>,
+    ) -> Self {
+        Self {
+            status: BatchStatus::Invalid,
+            batch_id,
+            session_id,
+            steps_total,
+            steps_executed: 0,
+            never_started: steps_total,
+            time_ms: 0.0,
+            steps: Vec::new(),
+            errors,
+            error: None,
+            notes: Vec::new(),
+        }
+    }
+
+    /// The report of a batch a limit refused before anything ran.
+    pub fn rejected(
+        batch_id: String,
+        session_id: Option<String>,
+        steps_total: usize,
+        error: StepError,
+    ) -> Self {
+        Self {
+            status: BatchStatus::Rejected,
+            error: Some(error),
+            ..Self::invalid(batch_id, session_id, steps_total, Vec::new())
+        }
+    }
+
+    /// The first failed or timed-out step.
+    pub fn first_failure(&self) -> Option<&StepReport> {
+        self.steps.iter().find(|s| s.status != StepStatus::Passed)
+    }
+
+    /// A one-line summary for people.
+    pub fn summary(&self) -> String {
+        let passed = self
+            .steps
+            .iter()
+            .filter(|s| s.status == StepStatus::Passed)
+            .count();
+        match self.status {
+            BatchStatus::Rejected => format!(
+                "rejected: {}",
+                self.error
+                    .as_ref()
+                    .map(|e| e.message.as_str())
+                    .unwrap_or("refused by a limit")
+            ),
+            BatchStatus::Invalid => format!(
+                "invalid batch: {} problem(s); nothing ran. First: {}",
+                self.errors.len(),
+                self.errors
+                    .first()
+                    .map(ToString::to_string)
+                    .unwrap_or_default()
+            ),
+            _ => {
+                let mut text = format!(
+                    "{}: {passed}/{} steps passed, {} never started, {:.1} ms",
+                    match self.status {
+                        BatchStatus::Passed => "passed",
+                        BatchStatus::Failed => "failed",
+                        BatchStatus::TimedOut => "timed out",
+                        BatchStatus::Cancelled => "cancelled",
+                        BatchStatus::Invalid => "invalid",
+                        BatchStatus::Rejected => "rejected",
+                    },
+                    self.steps_total,
+                    self.never_started,
+                    self.time_ms
+                );
+                if let Some(step) = self.first_failure()
+                    && let Some(error) = &step.error
+                {
+                    text.push_str(&format!(
+                        "; step {} ({}.{}) {}: {}",
+                        step.index + 1,
+                        step.plugin,
+                        step.verb,
+                        error.code,
+                        error.message
+                    ));
+                }
+                text
+            }
+        }
+    }
+}

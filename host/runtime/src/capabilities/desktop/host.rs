@@ -1,0 +1,23 @@
+//! The WIT interfaces `screen`, `windows` and `input` for [`HostState`].
+//!
+//! Every function starts with the grant check: the describe probe links these
+//! functions for every component but holds no grant, and a plugin's real
+//! linker only has them when granted, so the check is the second lock on the
+//! same door. The X work blocks, so it runs on tokio's blocking pool; a step
+//! timeout drops the future and the worker finishes its (short) request.
+//!
+//! The same implementation serves every contract version: `impls.rs` is
+//! included once per version with that version's bindings as `wit`, so a
+//! version adds a line here, not a copy of the code.
+
+/// Contract 0.1.0.
+mod v0_1 {
+    use crate::capabilities::desktop::bindings::v0_1 as wit;
+    include!("impls.rs");
+}
+
+/// Contract 0.2.0.
+mod v0_2 {
+    use crate::capabilities::desktop::bindings::v0_2 as wit;
+    include!("impls.rs");
+}

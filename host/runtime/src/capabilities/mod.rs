@@ -1,0 +1,366 @@
+//! What the host lends plugins, and the per-instance state behind it.
+//!
+//! Every plugin gets a locked-down WASI p2 context (no files, no network, no
+//! environment, no arguments: Rust guests import these interfaces even when they
+//! use none) and the `log` capability. Further capabilities are linked only when
+//! granted ([`Grant`]); a plugin that imports an ungranted one does not load.
+
+pub(crate) mod desktop;
+pub(crate) mod http;
+mod limiter;
+mod log;
+mod stderr;
+pub(crate) mod webdriver;
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+use wasmtime::Engine;
+use wasmtime::component::{HasSelf, Linker, ResourceTable};
+use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
+
+pub use self::http::BadPattern;
+pub(crate) use self::http::{AllowList, HostPattern, HttpGate};
+
+pub(crate) use limiter::MemoryLimiter;
+pub(crate) use stderr::StderrTail;
+use stephost_contract::{ContractVersion, LogLine};
+
+use crate::bindings;
+
+/// A host capability that a plugin may import. The first part of an import name
+/// decides which capability it needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Capability {
+    /// WASI p2 basics (clocks, random, stdio, an empty filesystem): always granted.
+    Wasi,
+    /// `stephost:plugin/log`: always granted.
+    Log,
+    /// `wasi:http/outgoing-handler`: granted with an allow-list of destinations.
+    Http,
+    /// `stephost:plugin/screen`, `input` and `windows`: granted with `desktop = true`.
+    Desktop,
+    /// `stephost:plugin/webdriver`: a browser session, granted with `webdriver = true`.
+    WebDriver,
+}
+
+impl Capability {
+    /// The capability an import needs from a component of contract `contract`,
+    /// or `None` when the host offers nothing by that name. A stephost interface
+    /// must be of the component's own contract version: the host links each
+    /// version's interfaces for the components of that version.
+    pub fn for_import(name: &str, contract: ContractVersion) -> Option<Self> {
+        if let Some((_, version)) = ContractVersion::split(name)
+            && version != Some(contract.as_str())
+        {
+            return None;
+        }
+        let unversioned = name.split('@').next().unwrap_or(name);
+        match unversioned {
+            "stephost:plugin/log" => Some(Self::Log),
+            "stephost:plugin/types" => Some(Self::Log),
+            "wasi:http/outgoing-handler" | "wasi:http/types" => Some(Self::Http),
+            _ if desktop::is_desktop_import(unversioned) => Some(Self::Desktop),
+            _ if webdriver::is_webdriver_import(unversioned) => Some(Self::WebDriver),
+            _ if unversioned.starts_with("wasi:io/")
+                || unversioned.starts_with("wasi:clocks/")
+                || unversioned.starts_with("wasi:random/")
+                || unversioned.starts_with("wasi:cli/")
+                || unversioned.starts_with("wasi:filesystem/")
+                || unversioned.starts_with("wasi:sockets/") =>
+            {
+                Some(Self::Wasi)
+            }
+            _ => None,
+        }
+    }
+
+    /// The grant key that allows it, `None` for what every plugin gets.
+    pub fn grant_key(self) -> Option<&'static str> {
+        match self {
+            Self::Wasi | Self::Log => None,
+            Self::Http => Some("http"),
+            Self::Desktop => Some("desktop"),
+            Self::WebDriver => Some("webdriver"),
+        }
+    }
+}
+
+/// What one plugin may use beyond the basics (`[plugins.grants.NAME]` in the
+/// config).
+///
+/// The name alone is what a component says about itself, so `file` and
+/// `sha256` tie a grant to what the operator installed: the registry applies a
+/// grant only to a component whose name matches and, when set, that was loaded
+/// from `file` and whose bytes hash to `sha256`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Grant {
+    /// Outbound HTTP destinations (`host:port`, `host:*`, `loopback:*`). Empty: no HTTP.
+    pub http: Vec<String>,
+    /// The desktop: screen capture, synthetic input, window management.
+    pub desktop: bool,
+    /// A browser session over WebDriver. Implies `wasi:http`, scoped to the
+    /// instance's own session URL (the `http` list still governs the rest).
+    pub webdriver: bool,
+    /// The component file the grant is for: absolute, or relative to the
+    /// plugins folder the component is found in; compared as canonical paths.
+    /// A grant with a file never applies to a built-in plugin.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<PathBuf>,
+    /// The sha256 (hex) the component's bytes must have; a component the grant
+    /// otherwise applies to that hashes differently is refused at load. Also
+    /// counts as the component's pin for `[plugins] require_pins`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+}
+
+impl Grant {
+    /// What both grants allow: the host's grant for a plugin narrowed by a
+    /// tenant's. HTTP destinations are the tenant's patterns that some host
+    /// pattern covers, so a tenant can narrow but never widen the host.
+    pub fn intersect(&self, narrower: &Grant) -> Grant {
+        let host_patterns: Vec<HostPattern> =
+            self.http.iter().filter_map(|p| p.parse().ok()).collect();
+        let http = narrower
+            .http
+            .iter()
+            .filter(|text| {
+                text.parse::<HostPattern>()
+                    .is_ok_and(|p| host_patterns.iter().any(|h| h.covers(&p)))
+            })
+            .cloned()
+            .collect();
+        // The result is still the host's grant for the same component, so it
+        // keeps the host's binding; a tenant's own `file`/`sha256` are checked
+        // by the registry, which knows where the component came from.
+        Grant {
+            http,
+            desktop: self.desktop && narrower.desktop,
+            webdriver: self.webdriver && narrower.webdriver,
+            file: self.file.clone(),
+            sha256: self.sha256.clone(),
+        }
+    }
+
+    /// Whether `file` names the component loaded from `path` (canonical), found
+    /// in the folder `dir`. Always true without `file`; a `file` that cannot be
+    /// resolved names nothing.
+    pub fn names_file(&self, path: Option<&Path>, dir: Option<&Path>) -> bool {
+        let Some(file) = &self.file else {
+            return true;
+        };
+        let Some(path) = path else {
+            return false;
+        };
+        let wanted = match dir {
+            Some(dir) if file.is_relative() => dir.join(file),
+            _ => file.clone(),
+        };
+        std::fs::canonicalize(&wanted).is_ok_and(|wanted| wanted == path)
+    }
+
+    /// Whether `sha256` accepts a component hashing to `digest`. Always true
+    /// without `sha256`.
+    pub fn digest_matches(&self, digest: &str) -> bool {
+        self.sha256
+            .as_deref()
+            .is_none_or(|pinned| pinned.eq_ignore_ascii_case(digest))
+    }
+
+    /// Whether this grant covers `capability`.
+    pub fn allows(&self, capability: Capability) -> bool {
+        match capability {
+            Capability::Wasi | Capability::Log => true,
+            // The webdriver grant links wasi:http too; its plugin reaches its
+            // own session, added at run time, and nothing else.
+            Capability::Http => !self.http.is_empty() || self.webdriver,
+            Capability::Desktop => self.desktop,
+            Capability::WebDriver => self.webdriver,
+        }
+    }
+
+    /// The HTTP allow-list.
+    pub fn allow_list(&self) -> Result<AllowList, BadPattern> {
+        let patterns = self
+            .http
+            .iter()
+            .map(|p| p.parse())
+            .collect::<Result<Vec<HostPattern>, _>>()?;
+        Ok(AllowList::new(patterns))
+    }
+}
+
+/// Host-wide services that capabilities lend to instances (a display connection,
+/// a browser driver). Built once per host and shared by every instance; each
+/// capability adds its own field.
+pub struct Services {
+    /// The X display: one connection for input and window management.
+    pub desktop: std::sync::Arc<desktop::Desktop>,
+    /// The browser driver: started on first use, one for the whole host.
+    pub webdriver: webdriver::WebDriverService,
+    /// Addresses of the host itself (driver, browser debugger, MCP listener) that
+    /// no HTTP grant opens.
+    pub host_owned: http::HostOwned,
+}
+
+impl Services {
+    /// Services for a host with these desktop and browser settings.
+    pub fn new(desktop: &desktop::DesktopConfig, browser: webdriver::BrowserConfig) -> Self {
+        let desktop = std::sync::Arc::new(desktop::Desktop::new(desktop));
+        let host_owned = http::HostOwned::default();
+        let webdriver = webdriver::WebDriverService::new(browser, host_owned.clone());
+        Self {
+            desktop,
+            webdriver,
+            host_owned,
+        }
+    }
+}
+
+/// Data a plugin instance's store carries.
+pub(crate) struct HostState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    /// Memory limit for this instance.
+    pub(crate) limiter: MemoryLimiter,
+    /// Absolute deadline of the call in progress; checked on every epoch tick.
+    pub(crate) deadline: Instant,
+    /// Cancels the call in progress (client cancellation).
+    pub(crate) cancel: CancellationToken,
+    /// Log lines of the call in progress.
+    pub(crate) logs: Vec<LogLine>,
+    /// Most log lines kept per call.
+    pub(crate) max_logs: usize,
+    /// Lines dropped past `max_logs`.
+    pub(crate) logs_dropped: usize,
+    /// Plugin name, for host logs.
+    pub(crate) plugin: std::sync::Arc<str>,
+    /// The tail of what the guest wrote to stderr (panic messages land here).
+    pub(crate) stderr: StderrTail,
+    http: WasiHttpCtx,
+    /// Outbound HTTP policy.
+    pub(crate) http_gate: HttpGate,
+    /// What this instance was granted. The describe probe gets nothing.
+    pub(crate) grant: Grant,
+    /// Host-wide services.
+    pub(crate) services: std::sync::Arc<Services>,
+    /// This instance's browser session, if it opened one; deleted on drop.
+    pub(crate) webdriver: webdriver::InstanceSession,
+}
+
+impl HostState {
+    /// Fresh state for one instance of `plugin`.
+    pub(crate) fn new(
+        plugin: std::sync::Arc<str>,
+        grant: Grant,
+        allow: AllowList,
+        services: std::sync::Arc<Services>,
+        memory_bytes: u64,
+        max_logs: usize,
+    ) -> Self {
+        let stderr = StderrTail::new(8 * 1024);
+        let wasi = WasiCtxBuilder::new()
+            .allow_tcp(false)
+            .allow_udp(false)
+            .allow_ip_name_lookup(false)
+            .stderr(stderr.clone())
+            .build();
+        Self {
+            wasi,
+            table: ResourceTable::new(),
+            limiter: MemoryLimiter::new(memory_bytes),
+            deadline: Instant::now(),
+            cancel: CancellationToken::new(),
+            logs: Vec::new(),
+            max_logs,
+            logs_dropped: 0,
+            http_gate: HttpGate::new(plugin.clone(), allow, services.host_owned.clone()),
+            plugin,
+            stderr,
+            http: WasiHttpCtx::new(),
+            grant,
+            services,
+            webdriver: webdriver::InstanceSession::default(),
+        }
+    }
+}
+
+impl WasiView for HostState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl WasiHttpView for HostState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView {
+            ctx: &mut self.http,
+            table: &mut self.table,
+            hooks: &mut self.http_gate,
+        }
+    }
+}
+
+/// A linker with what every plugin of contract `contract` gets: WASI basics
+/// and that version's `log`.
+fn base_linker(engine: &Engine, contract: ContractVersion) -> wasmtime::Result<Linker<HostState>> {
+    let mut linker = Linker::new(engine);
+    wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+    match contract {
+        ContractVersion::V0_1 => bindings::v0_1::stephost::plugin::log::add_to_linker::<
+            HostState,
+            HasSelf<HostState>,
+        >(&mut linker, |state| state)?,
+        ContractVersion::V0_2 => bindings::v0_2::stephost::plugin::log::add_to_linker::<
+            HostState,
+            HasSelf<HostState>,
+        >(&mut linker, |state| state)?,
+        other => {
+            return Err(wasmtime::Error::msg(format!(
+                "contract version {other} has no host interfaces in this build"
+            )));
+        }
+    }
+    Ok(linker)
+}
+
+/// A linker with the basics plus exactly what `grant` allows, in the
+/// component's contract version: only what is granted is linked.
+pub(crate) fn linker(
+    engine: &Engine,
+    grant: &Grant,
+    contract: ContractVersion,
+) -> wasmtime::Result<Linker<HostState>> {
+    let mut linker = base_linker(engine, contract)?;
+    if grant.allows(Capability::Http) {
+        wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
+    }
+    if grant.allows(Capability::Desktop) {
+        desktop::add_to_linker(&mut linker, contract)?;
+    }
+    if grant.allows(Capability::WebDriver) {
+        webdriver::add_to_linker(&mut linker, contract)?;
+    }
+    Ok(linker)
+}
+
+/// A linker for asking a not-yet-trusted component to describe itself. Every
+/// capability is linked so the component instantiates, but the probe's state
+/// holds no grant (an empty HTTP allow-list), so describe() reaches nothing.
+pub(crate) fn describe_linker(
+    engine: &Engine,
+    contract: ContractVersion,
+) -> wasmtime::Result<Linker<HostState>> {
+    let mut linker = base_linker(engine, contract)?;
+    wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
+    desktop::add_to_linker(&mut linker, contract)?;
+    webdriver::add_to_linker(&mut linker, contract)?;
+    Ok(linker)
+}

@@ -1,0 +1,72 @@
+// One contract version's `webdriver` interface: included by host.rs once per
+// version, with `wit` naming that version's bindings.
+
+use wit::stephost::plugin::webdriver::{Host, SessionError, SessionInfo};
+use crate::capabilities::webdriver::service::Lease;
+use crate::capabilities::HostState;
+use crate::capabilities::http::ScopedDestination;
+
+/// Driver endpoints outside W3C WebDriver, refused even inside the instance's
+/// own session: Chrome DevTools passthrough (`goog`, `chromium`), Firefox
+/// add-on install (`moz`), Selenium file upload (`se`). They reach past the
+/// page into the browser and the host's files.
+const VENDOR_SEGMENTS: &[&str] = &["goog", "chromium", "moz", "se"];
+
+impl Host for HostState {
+    async fn session(&mut self) -> Result<SessionInfo, SessionError> {
+        if !self.grant.webdriver {
+            return Err(SessionError::NotGranted(format!(
+                "plugin `{}` has no `webdriver` grant (set webdriver = true under [plugins.grants.{}])",
+                self.plugin, self.plugin
+            )));
+        }
+        if let Some(lease) = &self.webdriver.lease {
+            if lease.is_alive() {
+                return Ok(record(lease));
+            }
+            tracing::warn!(
+                plugin = &*self.plugin,
+                session = lease.id(),
+                "the webdriver driver died; opening a new session"
+            );
+            self.end_session().await;
+        }
+        // Open in a task of its own: if this call is dropped (the step timed out
+        // while the browser started), the task still finishes, and the lease
+        // nobody receives is dropped, which deletes the session.
+        let services = self.services.clone();
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        tokio::spawn(async move {
+            let _ = tx.send(services.webdriver.open().await);
+        });
+        let lease = match rx.await {
+            Ok(Ok(lease)) => lease,
+            Ok(Err(e)) => return Err(SessionError::Unavailable(e.to_string())),
+            Err(_) => return Err(SessionError::Unavailable("the session task ended".into())),
+        };
+        self.http_gate.add_scope(ScopedDestination {
+            host: lease.addr().ip().to_string(),
+            port: lease.addr().port(),
+            prefix: lease.path(),
+            denied_segments: VENDOR_SEGMENTS.iter().map(|s| s.to_string()).collect(),
+        });
+        let session = record(&lease);
+        self.webdriver.lease = Some(lease);
+        Ok(session)
+    }
+
+    async fn end_session(&mut self) {
+        // The gate keeps the old scope on purpose: its session is gone, and
+        // removing it would hand the driver's address back to the allow-list
+        // (which a broad grant such as `loopback:*` would let through whole).
+        drop(self.webdriver.lease.take());
+    }
+}
+
+fn record(lease: &Lease) -> SessionInfo {
+    SessionInfo {
+        url: lease.url(),
+        browser: lease.kind().as_str().to_owned(),
+        capabilities: lease.capabilities().to_string(),
+    }
+}

@@ -1,0 +1,74 @@
+//! The `webdriver` capability: a real browser, driven over W3C WebDriver.
+//!
+//! - [`WebDriverService`] is the host-wide service
+//!   ([`super::Services::webdriver`]): it starts the driver on loopback on first
+//!   use (chromedriver + Chromium by default; geckodriver + Firefox when
+//!   `[browser] kind = "firefox"` or `--browser firefox`) and opens sessions
+//!   with capabilities built from `[browser]`, never from the plugin.
+//! - Each plugin instance gets one session ([`InstanceSession`], in
+//!   [`super::HostState`]); its `wasi:http` gate is scoped to that session's URL
+//!   only, so the plugin reaches neither the driver's new-session endpoint (whose
+//!   capabilities could name any executable) nor another instance's browser.
+//!   Dropping the instance deletes the session; dropping the driver kills its
+//!   process group, browsers included.
+//! - `host.rs` implements the WIT interface; `client.rs` is the host's own few
+//!   HTTP requests to the driver; `driver.rs` the driver process.
+
+mod bindings;
+mod client;
+mod config;
+mod driver;
+mod host;
+mod service;
+
+use wasmtime::component::{HasSelf, Linker};
+
+pub use config::{BrowserConfig, BrowserKind};
+pub(crate) use service::WebDriverService;
+
+use super::HostState;
+use service::Lease;
+
+/// The session a plugin instance holds, if any. Dropped with the instance,
+/// which deletes the session.
+#[derive(Default)]
+pub(crate) struct InstanceSession {
+    lease: Option<Lease>,
+}
+
+impl std::fmt::Debug for InstanceSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InstanceSession")
+            .field("session", &self.lease.as_ref().map(Lease::id))
+            .finish()
+    }
+}
+
+/// Links `stephost:plugin/webdriver`.
+pub(crate) fn add_to_linker(
+    linker: &mut Linker<HostState>,
+    contract: stephost_contract::ContractVersion,
+) -> wasmtime::Result<()> {
+    match contract {
+        stephost_contract::ContractVersion::V0_1 => {
+            bindings::v0_1::WebdriverCapability::add_to_linker::<HostState, HasSelf<HostState>>(
+                linker,
+                |s| s,
+            )
+        }
+        stephost_contract::ContractVersion::V0_2 => {
+            bindings::v0_2::WebdriverCapability::add_to_linker::<HostState, HasSelf<HostState>>(
+                linker,
+                |s| s,
+            )
+        }
+        other => Err(wasmtime::Error::msg(format!(
+            "contract version {other} has no host interfaces in this build"
+        ))),
+    }
+}
+
+/// Whether `name` (unversioned) is the webdriver interface.
+pub(crate) fn is_webdriver_import(name: &str) -> bool {
+    name == "stephost:plugin/webdriver"
+}

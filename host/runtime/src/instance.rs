@@ -1,0 +1,242 @@
+//! One live plugin instance: a store plus its bindings, and how a call on it is
+//! bounded in time, CPU and memory.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use stephost_contract::{CallBudget, CallOutcome, Fault, RawDescription};
+use wasmtime::{Store, Trap, UpdateDeadline};
+
+use crate::bindings::Plugin;
+use crate::capabilities::HostState;
+use crate::loaded::LoadedPlugin;
+
+/// A live instance of one plugin, owned by one session.
+pub struct PluginInstance {
+    store: Store<HostState>,
+    bindings: Plugin,
+    plugin: Arc<LoadedPlugin>,
+}
+
+impl PluginInstance {
+    /// Instantiates `plugin` with a fresh store. Instantiation runs guest code, so
+    /// it is held to `budget` too.
+    pub async fn new(
+        plugin: Arc<LoadedPlugin>,
+        memory_bytes: u64,
+        max_logs: usize,
+        budget: &CallBudget,
+    ) -> Result<Self, Fault> {
+        let state = HostState::new(
+            plugin.name_arc(),
+            plugin.grant().clone(),
+            plugin.allow_list().clone(),
+            plugin.services().clone(),
+            memory_bytes,
+            max_logs,
+        );
+        let mut store = Store::new(plugin.engine(), state);
+        store.limiter(|state| &mut state.limiter);
+        store.epoch_deadline_callback(|ctx| {
+            let state = ctx.data();
+            if state.cancel.is_cancelled() || Instant::now() >= state.deadline {
+                Ok(UpdateDeadline::Interrupt)
+            } else {
+                // Yield every tick so a busy guest never holds a worker thread.
+                Ok(UpdateDeadline::Yield(1))
+            }
+        });
+        arm(&mut store, budget);
+        let pre = plugin.pre().clone();
+        let bindings = match within(budget, pre.instantiate(&mut store)).await {
+            Ok(Ok(bindings)) => bindings,
+            Ok(Err(e)) => return Err(instantiate_fault(&store, e)),
+            Err(fault) => return Err(fault),
+        };
+        Ok(Self {
+            store,
+            bindings,
+            plugin,
+        })
+    }
+
+    /// The plugin this is an instance of.
+    pub fn plugin(&self) -> &Arc<LoadedPlugin> {
+        &self.plugin
+    }
+
+    /// Whether this is an instance of exactly `plugin` (the same load and
+    /// grant), not merely of a plugin with its name.
+    fn is_of(&self, plugin: &Arc<LoadedPlugin>) -> bool {
+        Arc::ptr_eq(&self.plugin, plugin)
+    }
+
+    /// Calls `verb` with `input` (JSON text) under `budget`.
+    pub async fn invoke(&mut self, verb: &str, input: &str, budget: &CallBudget) -> CallOutcome {
+        arm(&mut self.store, budget);
+        let result = match within(budget, self.bindings.invoke(&mut self.store, verb, input)).await
+        {
+            Ok(Ok(answer)) => Ok(answer),
+            Ok(Err(e)) => Err(classify(self.store.data(), e, budget)),
+            Err(fault) => Err(fault),
+        };
+        let state = self.store.data_mut();
+        CallOutcome {
+            result: result.map_err(|fault| with_stderr(fault, &state.stderr.take())),
+            logs: std::mem::take(&mut state.logs),
+            logs_dropped: std::mem::take(&mut state.logs_dropped),
+            denied: std::mem::take(&mut state.http_gate.denied),
+            instance_dropped: false,
+        }
+    }
+
+    /// Calls `describe` (used once at load time on a throwaway instance).
+    pub(crate) async fn describe(&mut self, budget: &CallBudget) -> Result<RawDescription, Fault> {
+        arm(&mut self.store, budget);
+        match within(budget, self.bindings.describe(&mut self.store)).await {
+            Ok(Ok(raw)) => Ok(raw),
+            Ok(Err(e)) => Err(classify(self.store.data(), e, budget)),
+            Err(fault) => Err(fault),
+        }
+    }
+}
+
+/// The one place a budget is raced against guest code. The epoch callback
+/// (set in [`PluginInstance::new`]) stops a guest that computes; this timer
+/// and the cancellation token stop one blocked in a host call (a WASI sleep),
+/// which epochs cannot reach; fuel (set by [`arm`]) bounds the work. The inner
+/// result is the guest's, for the caller to classify with its store.
+async fn within<T>(
+    budget: &CallBudget,
+    call: impl std::future::Future<Output = wasmtime::Result<T>>,
+) -> Result<wasmtime::Result<T>, Fault> {
+    tokio::select! {
+        biased;
+        result = call => Ok(result),
+        () = tokio::time::sleep_until(budget.deadline.into()) => {
+            Err(Fault::Timeout(budget.timeout.as_millis() as u64))
+        }
+        () = budget.cancel.cancelled() => Err(Fault::Cancelled),
+    }
+}
+
+/// Sets the store's deadline, fuel and cancellation for the next call.
+fn arm(store: &mut Store<HostState>, budget: &CallBudget) {
+    let state = store.data_mut();
+    state.deadline = budget.deadline;
+    state.cancel = budget.cancel.clone();
+    state.limiter.denied = None;
+    // Fuel is only off when consumption is disabled, which the engine never does.
+    let _ = store.set_fuel(budget.fuel);
+    store.set_epoch_deadline(1);
+}
+
+/// Turns a wasmtime error from a call into a [`Fault`].
+fn classify(state: &HostState, error: wasmtime::Error, budget: &CallBudget) -> Fault {
+    if let Some(asked) = state.limiter.denied {
+        return Fault::MemoryLimit {
+            limit_mib: state.limiter.max_bytes() / (1024 * 1024),
+            asked_mib: asked.div_ceil(1024 * 1024),
+        };
+    }
+    match error.downcast_ref::<Trap>() {
+        Some(Trap::OutOfFuel) => Fault::OutOfFuel(budget.fuel),
+        Some(Trap::Interrupt) if state.cancel.is_cancelled() => Fault::Cancelled,
+        Some(Trap::Interrupt) => Fault::Timeout(budget.timeout.as_millis() as u64),
+        Some(trap) => Fault::Trap(trap.to_string()),
+        None => Fault::Trap(format!("{error:#}")),
+    }
+}
+
+/// Adds a panic message from stderr to a crash report.
+fn with_stderr(fault: Fault, stderr: &str) -> Fault {
+    match fault {
+        Fault::Trap(trap) if !stderr.is_empty() => {
+            let last = stderr.lines().rev().take(6).collect::<Vec<_>>();
+            let tail = last.into_iter().rev().collect::<Vec<_>>().join(" | ");
+            Fault::Trap(format!("{trap}; plugin stderr: {tail}"))
+        }
+        other => other,
+    }
+}
+
+/// Turns a wasmtime error from instantiation into a [`Fault`]: a full pool is
+/// [`Fault::Busy`], anything else as for a call.
+fn instantiate_fault(store: &Store<HostState>, error: wasmtime::Error) -> Fault {
+    if error
+        .downcast_ref::<wasmtime::PoolConcurrencyLimitError>()
+        .is_some()
+    {
+        return Fault::Busy;
+    }
+    let budget = CallBudget {
+        deadline: store.data().deadline,
+        timeout: Duration::ZERO,
+        fuel: 0,
+        cancel: store.data().cancel.clone(),
+    };
+    classify(store.data(), error, &budget)
+}
+
+/// Limits every instance of a session is made with.
+#[derive(Debug, Clone, Copy)]
+pub struct InstanceLimits {
+    /// Linear memory one instance may hold, in bytes.
+    pub memory_bytes: u64,
+    /// Most log lines kept per call.
+    pub max_logs: usize,
+}
+
+/// A session's live instances, one per plugin, made on first use. A fault
+/// drops the instance (wasmtime cannot re-enter it), and the next call makes a
+/// fresh one.
+#[derive(Default)]
+pub struct Instances {
+    live: HashMap<String, PluginInstance>,
+}
+
+impl Instances {
+    /// How many instances are live.
+    pub fn len(&self) -> usize {
+        self.live.len()
+    }
+
+    /// Whether none is.
+    pub fn is_empty(&self) -> bool {
+        self.live.is_empty()
+    }
+
+    /// Calls `verb` of `plugin` on this session's instance of it, making the
+    /// instance first if there is none (or it is of another load of the
+    /// plugin, as after a tenant's grant changed).
+    pub async fn call(
+        &mut self,
+        plugin: &Arc<LoadedPlugin>,
+        verb: &str,
+        input: &str,
+        budget: &CallBudget,
+        limits: InstanceLimits,
+    ) -> CallOutcome {
+        let name = plugin.name();
+        if !self.live.get(name).is_some_and(|i| i.is_of(plugin)) {
+            match PluginInstance::new(plugin.clone(), limits.memory_bytes, limits.max_logs, budget)
+                .await
+            {
+                Ok(instance) => {
+                    self.live.insert(name.to_owned(), instance);
+                }
+                Err(fault) => return CallOutcome::fault(fault),
+            }
+        }
+        let Some(instance) = self.live.get_mut(name) else {
+            return CallOutcome::fault(Fault::Trap("the plugin instance vanished".into()));
+        };
+        let mut outcome = instance.invoke(verb, input, budget).await;
+        if outcome.result.is_err() {
+            self.live.remove(name);
+            outcome.instance_dropped = true;
+        }
+        outcome
+    }
+}

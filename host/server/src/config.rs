@@ -1,0 +1,501 @@
+//! Host configuration: limits, engine sizing and where plugins come from.
+//!
+//! Every field has a default, so the host runs with no file at all. A file is TOML
+//! and strict: unknown keys are errors, so a typo never silently keeps a default.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+pub use stephost_batch::Limits;
+pub use stephost_runtime::{EngineConfig, PluginsConfig};
+
+/// Mebibyte.
+const MIB: u64 = 1024 * 1024;
+
+/// The whole host configuration.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// Per-step and per-batch limits.
+    pub limits: Limits,
+    /// Engine and pool sizing.
+    pub engine: EngineConfig,
+    /// Which plugins load.
+    pub plugins: PluginsConfig,
+    /// Sessions.
+    pub sessions: SessionsConfig,
+    /// The MCP front.
+    pub mcp: McpConfig,
+    /// The desktop capabilities (blocked key combos).
+    pub desktop: stephost_runtime::DesktopConfig,
+    /// The browser behind the `webdriver` capability.
+    pub browser: stephost_runtime::BrowserConfig,
+    /// Serving many clients: admission and identity.
+    pub server: ServerConfig,
+}
+
+/// Server-wide settings.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServerConfig {
+    /// Batches running at once across all tenants; past it a batch is refused
+    /// with `busy` and a retry hint rather than queued.
+    pub max_concurrent_batches: usize,
+    /// Batches one tenant may run at once, unless its own limit says otherwise.
+    pub max_concurrent_batches_per_tenant: usize,
+    /// Batches one tenant may start per minute, unless its own limit says otherwise.
+    pub batches_per_minute: u32,
+    /// This instance's stable name, minted into session ids so a proxy can route
+    /// a session to the instance that holds it. Default: `$STEPHOST_INSTANCE`,
+    /// else `local`.
+    pub instance: Option<String>,
+    /// sha256 (hex) of the operator token `/metrics` requires. Without it,
+    /// `/metrics` is open when no tenants file is in force and refused when
+    /// one is (it names tenants and their activity).
+    pub metrics_token_sha256: Option<String>,
+    /// How long, after SIGTERM or SIGINT, batches in flight may run on before
+    /// they are cancelled, in seconds. New requests get 503 meanwhile.
+    pub drain_timeout_s: u64,
+    /// Connection-level limits of the HTTP front.
+    pub http: HttpLimits,
+}
+
+/// Connection-level limits of the streamable HTTP front.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct HttpLimits {
+    /// Time a client has to send a request's complete headers, in ms.
+    pub header_read_timeout_ms: u64,
+    /// A connection with no request in flight is closed after this long, in seconds.
+    pub idle_timeout_s: u64,
+    /// Open connections across all peers; past it new connections are closed at once.
+    pub max_connections: usize,
+    /// Open connections from one peer address.
+    pub max_connections_per_peer: usize,
+    /// Largest request body (one JSON-RPC message), in bytes; also the longest
+    /// line the stdio front reads.
+    pub max_body_bytes: usize,
+}
+
+impl Default for HttpLimits {
+    fn default() -> Self {
+        Self {
+            header_read_timeout_ms: 10_000,
+            idle_timeout_s: 60,
+            max_connections: 1_024,
+            max_connections_per_peer: 256,
+            max_body_bytes: 4 * MIB as usize,
+        }
+    }
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            max_concurrent_batches: 256,
+            max_concurrent_batches_per_tenant: 64,
+            batches_per_minute: 6_000,
+            instance: None,
+            metrics_token_sha256: None,
+            drain_timeout_s: 30,
+            http: HttpLimits::default(),
+        }
+    }
+}
+
+impl ServerConfig {
+    /// The instance name in force.
+    pub fn instance_name(&self) -> String {
+        self.instance
+            .clone()
+            .or_else(|| std::env::var("STEPHOST_INSTANCE").ok())
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "local".to_owned())
+    }
+}
+
+/// Session settings.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct SessionsConfig {
+    /// A session unused for this long is dropped with its plugin instances, in seconds.
+    pub idle_timeout_s: u64,
+    /// Most live sessions, across all tenants.
+    pub max_sessions: usize,
+    /// Most live sessions of one tenant whose own `limits.max_sessions` is
+    /// unset. Default: `max_sessions` shared evenly among the tenants, so no
+    /// tenant reaching its cap can fill the host's.
+    pub max_sessions_per_tenant: Option<usize>,
+    /// A session minted for a call that named none is dropped after this long
+    /// unused, in seconds, until a call names its id (then `idle_timeout_s`
+    /// applies). Stateless clients that never pass the id back leave nothing
+    /// behind for long.
+    pub unclaimed_idle_timeout_s: u64,
+}
+
+impl Default for SessionsConfig {
+    fn default() -> Self {
+        Self {
+            idle_timeout_s: 1_800,
+            max_sessions: 1_000,
+            max_sessions_per_tenant: None,
+            unclaimed_idle_timeout_s: 60,
+        }
+    }
+}
+
+/// MCP front settings.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct McpConfig {
+    /// Offer one tool per plugin verb besides the batch tools.
+    pub verb_tools: bool,
+    /// Tool names by `plugin.verb`, to resolve two plugins claiming one name.
+    pub tool_names: std::collections::BTreeMap<String, String>,
+    /// The plugins whose tools are served (`browser`, `desktop`, `rf`,
+    /// `testkit`, or a third-party plugin's name): each brings its verb tools
+    /// and its domain's batch tools; `batch` is always served and runs steps of
+    /// every loaded plugin whatever this says. `serve --tools` overrides it.
+    /// Unset: every loaded plugin except `testkit`, and `desktop` only when an
+    /// X display is reachable at start.
+    pub tools: Option<Vec<String>>,
+    /// Extra `Host` header values the HTTP server accepts (it accepts loopback
+    /// names and the bound address by default, against DNS rebinding).
+    pub allowed_hosts: Vec<String>,
+    /// Browser origins (`scheme://host:port`, `:*` for any port) whose requests
+    /// the HTTP server accepts besides loopback ones; a request with any other
+    /// `Origin` header gets 403. Requests without `Origin` (non-browser
+    /// clients) are not affected.
+    pub allowed_origins: Vec<String>,
+    /// What a tool result's text content says: `lines` (plain lines for a
+    /// model to read; the structured content has the JSON) or `json` (the
+    /// structured JSON as text, for clients written to parse the text).
+    pub result_text: ResultText,
+}
+
+/// The form of a tool result's text content.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ResultText {
+    /// Plain lines: a summary, then the steps with their values as text.
+    #[default]
+    Lines,
+    /// The structured result's JSON.
+    Json,
+}
+
+impl Default for McpConfig {
+    fn default() -> Self {
+        Self {
+            verb_tools: true,
+            tool_names: Default::default(),
+            tools: None,
+            allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
+            result_text: ResultText::default(),
+        }
+    }
+}
+
+/// A configuration file that could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read config file {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file is not valid TOML for this schema.
+    #[error("config file {path}: {source}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: Box<toml::de::Error>,
+    },
+    /// A value is out of range.
+    #[error("config: `{field}` {problem}")]
+    Invalid {
+        /// Dotted key.
+        field: &'static str,
+        /// What is wrong.
+        problem: String,
+    },
+}
+
+impl Config {
+    /// Reads and validates a TOML file.
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        Self::parse(&text).map_err(|e| match e {
+            ConfigError::Parse { source, .. } => ConfigError::Parse {
+                path: path.to_owned(),
+                source,
+            },
+            other => other,
+        })
+    }
+
+    /// Parses and validates TOML text.
+    pub fn parse(text: &str) -> Result<Self, ConfigError> {
+        let config: Config = toml::from_str(text).map_err(|source| ConfigError::Parse {
+            path: PathBuf::from("<inline>"),
+            source: Box::new(source),
+        })?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Checks ranges and relations between values.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let l = &self.limits;
+        let e = &self.engine;
+        let invalid = |field, problem: String| Err(ConfigError::Invalid { field, problem });
+        if l.memory_mib == 0 || l.memory_mib > e.max_memory_mib {
+            return invalid(
+                "limits.memory_mib",
+                format!(
+                    "must be between 1 and engine.max_memory_mib ({}), got {}",
+                    e.max_memory_mib, l.memory_mib
+                ),
+            );
+        }
+        if e.max_memory_mib == 0 || e.max_memory_mib > 4096 {
+            return invalid(
+                "engine.max_memory_mib",
+                format!("must be between 1 and 4096, got {}", e.max_memory_mib),
+            );
+        }
+        // Each slot's async stack has its own guard-page mapping; past ~30,000
+        // slots Linux's default vm.max_map_count (65,530) refuses the pool.
+        if e.max_instances == 0 || e.max_instances > 30_000 {
+            return invalid(
+                "engine.max_instances",
+                format!("must be between 1 and 30000, got {}", e.max_instances),
+            );
+        }
+        if !(100..=100_000).contains(&e.epoch_tick_us) {
+            return invalid(
+                "engine.epoch_tick_us",
+                format!("must be between 100 and 100000, got {}", e.epoch_tick_us),
+            );
+        }
+        if l.fuel_per_step == 0 {
+            return invalid("limits.fuel_per_step", "must be at least 1".into());
+        }
+        for (field, value, max, max_name) in [
+            (
+                "limits.step_timeout_ms",
+                l.step_timeout_ms,
+                l.max_step_timeout_ms,
+                "limits.max_step_timeout_ms",
+            ),
+            (
+                "limits.batch_timeout_ms",
+                l.batch_timeout_ms,
+                l.max_batch_timeout_ms,
+                "limits.max_batch_timeout_ms",
+            ),
+        ] {
+            if value == 0 || value > max {
+                return invalid(
+                    field,
+                    format!("must be between 1 and {max_name} ({max}), got {value}"),
+                );
+            }
+        }
+        if l.max_steps_per_batch == 0 {
+            return invalid("limits.max_steps_per_batch", "must be at least 1".into());
+        }
+        for (plugin, grant) in &self.plugins.grants {
+            if let Err(e) = grant.allow_list() {
+                return Err(ConfigError::Invalid {
+                    field: "plugins.grants",
+                    problem: format!("[plugins.grants.{plugin}] http: {e}"),
+                });
+            }
+        }
+        if let Err(e) = self.desktop.validate() {
+            return invalid("desktop.blocked_keys", e.to_string());
+        }
+        if let Err(problem) = self.browser.validate() {
+            return invalid("browser", problem);
+        }
+        let srv = &self.server;
+        if srv.max_concurrent_batches == 0
+            || srv.max_concurrent_batches_per_tenant == 0
+            || srv.batches_per_minute == 0
+        {
+            return invalid(
+                "server",
+                "max_concurrent_batches, max_concurrent_batches_per_tenant and batches_per_minute must be at least 1".into(),
+            );
+        }
+        let instance = srv.instance_name();
+        if instance.len() > 63
+            || !instance
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        {
+            return invalid(
+                "server.instance",
+                format!("`{instance}` must be at most 63 characters of A-Z a-z 0-9 - _"),
+            );
+        }
+        if l.max_attempts == 0 {
+            return invalid("limits.max_attempts", "must be at least 1".into());
+        }
+        if l.max_input_bytes == 0 {
+            return invalid("limits.max_input_bytes", "must be at least 1".into());
+        }
+        // Inputs within the depth limit still meet recursive code (serialization, schema
+        // checks, drop); the cap keeps their stack use far below a thread's.
+        const MAX_INPUT_DEPTH: usize = 1_024;
+        if !(1..=MAX_INPUT_DEPTH).contains(&l.max_input_depth) {
+            return invalid(
+                "limits.max_input_depth",
+                format!(
+                    "must be between 1 and {MAX_INPUT_DEPTH}, got {}",
+                    l.max_input_depth
+                ),
+            );
+        }
+        self.validate_serving()
+    }
+
+    /// Checks the session and HTTP front settings.
+    fn validate_serving(&self) -> Result<(), ConfigError> {
+        let invalid = |field, problem: String| Err(ConfigError::Invalid { field, problem });
+        let sessions = &self.sessions;
+        if sessions.max_sessions == 0 {
+            return invalid("sessions.max_sessions", "must be at least 1".into());
+        }
+        if let Some(n) = sessions.max_sessions_per_tenant
+            && (n == 0 || n > sessions.max_sessions)
+        {
+            return invalid(
+                "sessions.max_sessions_per_tenant",
+                format!(
+                    "must be between 1 and sessions.max_sessions ({}), got {n}",
+                    sessions.max_sessions
+                ),
+            );
+        }
+        if sessions.idle_timeout_s == 0 || sessions.unclaimed_idle_timeout_s == 0 {
+            return invalid(
+                "sessions",
+                "idle_timeout_s and unclaimed_idle_timeout_s must be at least 1".into(),
+            );
+        }
+        let http = &self.server.http;
+        if http.header_read_timeout_ms == 0 || http.idle_timeout_s == 0 {
+            return invalid(
+                "server.http",
+                "header_read_timeout_ms and idle_timeout_s must be at least 1".into(),
+            );
+        }
+        if http.max_connections == 0
+            || http.max_connections_per_peer == 0
+            || http.max_connections_per_peer > http.max_connections
+        {
+            return invalid(
+                "server.http.max_connections_per_peer",
+                format!(
+                    "must be between 1 and server.http.max_connections ({}), got {}",
+                    http.max_connections, http.max_connections_per_peer
+                ),
+            );
+        }
+        if http.max_body_bytes < 1024 {
+            return invalid(
+                "server.http.max_body_bytes",
+                format!("must be at least 1024, got {}", http.max_body_bytes),
+            );
+        }
+        Ok(())
+    }
+
+    /// The compile cache directory, if caching is on.
+    pub fn cache_dir(&self) -> Option<PathBuf> {
+        if self.engine.disable_cache {
+            return None;
+        }
+        if let Some(dir) = &self.engine.cache_dir {
+            return Some(dir.clone());
+        }
+        if let Some(dir) = std::env::var_os("STEPHOST_CACHE_DIR") {
+            return Some(PathBuf::from(dir));
+        }
+        if let Some(dir) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
+            return Some(PathBuf::from(dir).join("stephost"));
+        }
+        std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache").join("stephost"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid() {
+        Config::default().validate().expect("defaults validate");
+        assert_eq!(Config::default().limits.memory_mib, 256);
+        assert_eq!(Config::default().limits.batch_timeout_ms, 120_000);
+    }
+
+    #[test]
+    fn empty_file_is_defaults() {
+        assert_eq!(Config::parse("").expect("parses"), Config::default());
+    }
+
+    #[test]
+    fn unknown_keys_are_errors() {
+        let err = Config::parse("[limits]\nmemory_mb = 10\n").expect_err("unknown key");
+        assert!(err.to_string().contains("memory_mb"), "{err}");
+    }
+
+    #[test]
+    fn grants_merge_over_the_defaults() {
+        let config =
+            Config::parse("[plugins.grants.mine]\nhttp = [\"example.com:443\"]\n").expect("parses");
+        assert_eq!(config.plugins.grants["mine"].http, ["example.com:443"]);
+        assert_eq!(
+            config.plugins.grants["rf"].http,
+            ["loopback:*"],
+            "defaults kept"
+        );
+        let err =
+            Config::parse("[plugins.grants.mine]\nhttp = [\"nope\"]\n").expect_err("bad pattern");
+        assert!(err.to_string().contains("[plugins.grants.mine]"), "{err}");
+    }
+
+    #[test]
+    fn out_of_range_names_the_field() {
+        let err = Config::parse("[limits]\nmemory_mib = 512\n").expect_err("too big");
+        assert!(err.to_string().contains("limits.memory_mib"), "{err}");
+        let err = Config::parse("[limits]\nstep_timeout_ms = 0\n").expect_err("zero");
+        assert!(err.to_string().contains("limits.step_timeout_ms"), "{err}");
+    }
+
+    #[test]
+    fn input_limits_are_range_checked() {
+        for (text, field) in [
+            ("max_input_bytes = 0", "limits.max_input_bytes"),
+            ("max_input_depth = 0", "limits.max_input_depth"),
+            ("max_input_depth = 1025", "limits.max_input_depth"),
+        ] {
+            let err = Config::parse(&format!("[limits]\n{text}\n")).expect_err(text);
+            assert!(err.to_string().contains(field), "{text}: {err}");
+        }
+        let config = Config::parse("[limits]\nmax_input_bytes = 1\nmax_input_depth = 1024\n")
+            .expect("the edges are valid");
+        assert_eq!(config.limits.max_input_bytes, 1);
+    }
+}

@@ -1,0 +1,296 @@
+//! The MCP request handler: tools/list and tools/call over any transport.
+
+use std::sync::Arc;
+
+// Logging is deprecated by the 2026-07-28 revision (SEP-2577) but part of
+// 2025-11-25, which this server also serves.
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+};
+#[allow(deprecated)]
+use rmcp::model::{LoggingLevel, SetLevelRequestParams};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use serde_json::{Map, Value};
+
+use super::catalog::{Catalog, Catalogs};
+use super::notify::Notifier;
+use crate::config::ResultText;
+use crate::session::SessionRef;
+use crate::tenancy::Tenant;
+use crate::{BatchOptions, Host};
+use stephost_batch::dialects::{Dialect, text};
+use stephost_batch::{ContentItem, NoObserver, Observer, Report};
+
+/// Serves one MCP connection (stdio) or one MCP session (HTTP).
+#[derive(Clone)]
+pub struct StepServer {
+    host: Host,
+    catalogs: Arc<Catalogs>,
+    /// The session of a transport that has connections (stdio).
+    connection_session: Option<String>,
+    /// The least severe plugin log level the client asked to receive
+    /// (`logging/setLevel`); `None` sends no log messages.
+    #[allow(deprecated)]
+    log_level: Arc<std::sync::Mutex<Option<LoggingLevel>>>,
+}
+
+const INSTRUCTIONS: &str = "stephost runs tool steps inside sandboxed WebAssembly plugins. \
+Prefer the batch tools (`batch` and the dialect tools such as browser_batch and execute_batch) whenever you \
+can see two or more steps ahead: one call replaces many round trips, the whole batch is validated before \
+anything runs, results chain into later steps with ${STEP_N} (1-based) and ${name}, and every step is held \
+to a time budget. Each single-verb tool is one plugin verb (the `batch` description lists them by plugin) \
+and takes the same input as that verb's batch step; use it for the step whose result decides what comes \
+next. Sessions: state (a plugin's browser or counters, values stored with assign_to) lives in a session. A \
+call without session_id uses this connection's session, or a new one; every result returns the session_id \
+it used, so pass it on to keep state across calls and connections.";
+
+impl StepServer {
+    /// A handler over `host` with each tenant's tools in `catalogs`.
+    /// `connection_session` is the session id calls without `session_id` use,
+    /// when the transport has connections.
+    pub fn new(host: Host, catalogs: Arc<Catalogs>, connection_session: Option<String>) -> Self {
+        Self {
+            host,
+            catalogs,
+            connection_session,
+            log_level: Arc::default(),
+        }
+    }
+
+    /// The caller's tenant: the one the HTTP front authenticated, else local.
+    fn tenant(&self, ctx: &RequestContext<RoleServer>) -> Arc<Tenant> {
+        ctx.extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Arc<Tenant>>())
+            .cloned()
+            .unwrap_or_else(|| self.host.tenants().local().clone())
+    }
+
+    /// The tools `tenant` sees.
+    fn catalog(&self, tenant: &Tenant) -> Result<&Arc<Catalog>, McpError> {
+        self.catalogs.get(tenant.id()).ok_or_else(|| {
+            McpError::internal_error(
+                format!("no tool catalog for tenant `{}`", tenant.id()),
+                None,
+            )
+        })
+    }
+
+    /// The transport session a call without `session_id` uses: the
+    /// connection's (stdio), else the HTTP session's (`Mcp-Session-Id`, whose
+    /// owner the HTTP front has checked), else none (a fresh one per call).
+    /// The host session takes the transport's id as it is, so an id a client
+    /// passes on routes to this instance like the header does.
+    fn transport_session(&self, ctx: &RequestContext<RoleServer>) -> Option<String> {
+        if let Some(id) = &self.connection_session {
+            return Some(id.clone());
+        }
+        let parts = ctx.extensions.get::<http::request::Parts>()?;
+        let header = parts.headers.get("mcp-session-id")?.to_str().ok()?;
+        Some(header.to_owned())
+    }
+
+    async fn call(
+        &self,
+        dialect: &Arc<dyn Dialect>,
+        args: Map<String, Value>,
+        ctx: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let named = dialect.session_for(&args);
+        let transport = self.transport_session(&ctx);
+        let session = match (&named, &transport) {
+            (Some(id), _) => SessionRef::Named(id),
+            (None, Some(id)) => SessionRef::Transport(id),
+            (None, None) => SessionRef::Fresh,
+        };
+        let session_id = named.clone().or_else(|| transport.clone());
+        let tenant = self.tenant(&ctx);
+        let report = match dialect.to_batch(&args, tenant.catalog(), tenant.limits()) {
+            Ok(batch) => {
+                #[allow(deprecated)]
+                let min_level = *self.log_level.lock().unwrap_or_else(|e| e.into_inner());
+                let progress =
+                    Notifier::start(ctx.peer.clone(), ctx.meta.get_progress_token(), min_level);
+                let observer: &dyn Observer = match &progress {
+                    Some(sink) => sink,
+                    None => &NoObserver,
+                };
+                let report = self
+                    .host
+                    .run_batch(
+                        &batch,
+                        BatchOptions {
+                            tenant: Some(tenant.clone()),
+                            session: Some(session),
+                            observer,
+                            cancel: ctx.ct.clone(),
+                            policy: dialect.policy(),
+                        },
+                    )
+                    .await;
+                if let Some(sink) = progress {
+                    sink.finish().await;
+                }
+                report
+            }
+            Err(problems) => Report::invalid(
+                new_batch_id(),
+                session_id,
+                dialect.entry_count(&args),
+                problems,
+            ),
+        };
+        render(
+            dialect.as_ref(),
+            &args,
+            &report,
+            self.host.config().mcp.result_text,
+        )
+    }
+}
+
+fn new_batch_id() -> String {
+    format!("b-{}", uuid::Uuid::new_v4().simple())
+}
+
+/// The tool result: structured content in the dialect's shape (the full JSON,
+/// images reduced to their label), and content a model reads: plain lines,
+/// each image after the line naming it. With `[mcp] result_text = "json"` the
+/// text is the structured JSON instead, for clients written to parse it.
+fn render(
+    dialect: &dyn Dialect,
+    args: &Map<String, Value>,
+    report: &Report,
+    text_form: ResultText,
+) -> CallToolResult {
+    let mut structured = dialect.render_call(args, report);
+    let single = dialect.name() != "batch" && report.steps.len() == 1;
+    let items = dialect
+        .content(report, &structured)
+        .unwrap_or_else(|| text::report_content(report, single));
+    strip_image_data(&mut structured);
+    let mut content = Vec::with_capacity(items.len());
+    if text_form == ResultText::Json {
+        content.push(ContentBlock::text(structured.to_string()));
+    }
+    // Consecutive texts are joined: one block of lines reads (and costs) less
+    // than many one-line blocks.
+    let mut pending = String::new();
+    for item in items {
+        match item {
+            ContentItem::Text { text } if text_form == ResultText::Lines => {
+                if !pending.is_empty() {
+                    pending.push('\n');
+                }
+                pending.push_str(&text);
+            }
+            ContentItem::Text { .. } => {}
+            ContentItem::Image {
+                mime_type,
+                data,
+                label,
+            } => {
+                if text_form == ResultText::Json {
+                    pending = format!("[{label}]");
+                }
+                if !pending.is_empty() {
+                    content.push(ContentBlock::text(std::mem::take(&mut pending)));
+                }
+                content.push(ContentBlock::image(data, mime_type));
+            }
+        }
+    }
+    if !pending.is_empty() {
+        content.push(ContentBlock::text(pending));
+    }
+    let mut result = CallToolResult::success(content);
+    result.structured_content = Some(structured);
+    result.is_error = Some(report.status != stephost_batch::BatchStatus::Passed);
+    result
+}
+
+/// Images travel as MCP image content; the structured copy keeps only their
+/// label and type.
+fn strip_image_data(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            if map.get("type").and_then(Value::as_str) == Some("image") && map.contains_key("data")
+            {
+                map.insert(
+                    "data".into(),
+                    Value::String("(sent as image content)".into()),
+                );
+            }
+            for item in map.values_mut() {
+                strip_image_data(item);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_image_data),
+        _ => {}
+    }
+}
+
+impl ServerHandler for StepServer {
+    // `enable_logging` is deprecated by 2026-07-28 but part of 2025-11-25.
+    #[allow(deprecated)]
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_logging()
+                .build(),
+        )
+        .with_server_info(Implementation::new("stephost", env!("CARGO_PKG_VERSION")))
+        .with_instructions(INSTRUCTIONS)
+    }
+
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        *self.log_level.lock().unwrap_or_else(|e| e.into_inner()) = Some(request.level);
+        Ok(())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        let tenant = self.tenant(&context);
+        Ok(ListToolsResult::with_all_items(
+            self.catalog(&tenant)?.tools().to_vec(),
+        ))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let tenant = self.tenant(&context);
+        let Some(dialect) = self.catalog(&tenant)?.get(&request.name).cloned() else {
+            return Err(McpError::invalid_params(
+                format!(
+                    "unknown tool `{}`; tools/list shows the tools on offer",
+                    request.name
+                ),
+                None,
+            ));
+        };
+        let args = request.arguments.unwrap_or_default();
+        if let Some(id) = args.get("session_id")
+            && !id.is_string()
+        {
+            return Err(McpError::invalid_params(
+                format!("`session_id` must be a string, got {id}"),
+                None,
+            ));
+        }
+        Ok(self.call(&dialect, args, context).await.into())
+    }
+}
