@@ -51,27 +51,27 @@ fn clean_plan(
 ) {
     let limits = &fixture().limits;
     let steps = steps.expect("a clean plan comes from a batch with a `steps` array");
-    assert_eq!(plan.steps.len(), steps.len(), "every step is planned");
-    assert!(!plan.steps.is_empty() && plan.steps.len() <= limits.max_steps_per_batch);
-    assert!(!plan.timeout.is_zero());
-    assert!(plan.timeout <= Duration::from_millis(limits.max_batch_timeout_ms));
-    assert_eq!(plan.policy, policy);
+    assert_eq!(plan.steps().len(), steps.len(), "every step is planned");
+    assert!(!plan.steps().is_empty() && plan.steps().len() <= limits.max_steps_per_batch);
+    assert!(!plan.timeout().is_zero());
+    assert!(plan.timeout() <= Duration::from_millis(limits.max_batch_timeout_ms));
+    assert_eq!(plan.policy(), policy);
     let mut assigned = BTreeSet::new();
     let empty = Value::Object(Map::new());
-    for (i, (step, json)) in plan.steps.iter().zip(steps).enumerate() {
-        assert_eq!(step.index, i);
-        assert_eq!(Some(step.plugin.name()), json["plugin"].as_str());
-        assert_eq!(Some(step.verb.as_str()), json["verb"].as_str());
-        assert!(step.plugin.verb(&step.verb).is_some(), "the verb exists");
+    for (i, (step, json)) in plan.steps().iter().zip(steps).enumerate() {
+        assert_eq!(step.index(), i);
+        assert_eq!(Some(step.plugin().name()), json["plugin"].as_str());
+        assert_eq!(Some(step.verb()), json["verb"].as_str());
+        assert!(step.plugin().verb(step.verb()).is_some(), "the verb exists");
         let written = match &json["input"] {
             Value::Null => &empty,
             input => input,
         };
-        assert_eq!(&step.input, written, "the input is kept as written");
-        assert!(!step.timeout.is_zero());
-        assert!(step.timeout <= Duration::from_millis(limits.max_step_timeout_ms));
-        assert!((1..=limits.max_attempts).contains(&step.retry.attempts));
-        let refs = vars::collect_refs(&step.input, policy)
+        assert_eq!(step.input(), written, "the input is kept as written");
+        assert!(!step.timeout().is_zero());
+        assert!(step.timeout() <= Duration::from_millis(limits.max_step_timeout_ms));
+        assert!((1..=limits.max_attempts).contains(&step.retry().attempts));
+        let refs = vars::collect_refs(step.input(), policy)
             .unwrap_or_else(|(at, e)| panic!("a planned input has a bad reference at {at}: {e}"));
         for (_, r) in &refs {
             match &r.target {
@@ -88,17 +88,17 @@ fn clean_plan(
                 Target::Name(_) => {}
             }
         }
-        if !step.has_refs {
+        if !step.has_refs() {
             // The runner sends such an input as it is: resolving must not change it.
             assert_eq!(
-                vars::resolve(&step.input, &Nothing, policy).as_ref(),
-                Ok(&step.input),
+                vars::resolve(step.input(), &Nothing, policy).as_ref(),
+                Ok(step.input()),
                 "step {i} is marked reference-free but resolving changes it"
             );
         }
-        if let Some(name) = &step.assign_to {
+        if let Some(name) = step.assign_to() {
             assert!(vars::is_valid_name(name));
-            assigned.insert(name.clone());
+            assigned.insert(name.to_owned());
         }
     }
 }

@@ -223,7 +223,7 @@ struct Progress;
 
 impl Observer for Progress {
     fn step_started(&self, step: &PlannedStep, total: usize) {
-        eprintln!("[{}/{total}] {} ...", step.index + 1, step.display_name());
+        eprintln!("[{}/{total}] {} ...", step.index() + 1, step.display_name());
     }
 
     fn step_finished(&self, step: &StepReport, _done: usize, total: usize) {

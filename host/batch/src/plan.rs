@@ -61,32 +61,87 @@ impl RetryPolicy {
 /// One validated step.
 pub struct PlannedStep {
     /// 0-based position.
-    pub index: usize,
+    pub(crate) index: usize,
     /// Caller's label.
-    pub label: Option<String>,
+    pub(crate) label: Option<String>,
     /// The plugin.
-    pub plugin: Arc<PluginSpec>,
+    pub(crate) plugin: Arc<PluginSpec>,
     /// The verb.
-    pub verb: String,
+    pub(crate) verb: String,
     /// Input with references still unresolved.
-    pub input: Value,
+    pub(crate) input: Value,
     /// Whether `input` holds references to resolve at run time.
-    pub has_refs: bool,
+    pub(crate) has_refs: bool,
     /// Step timeout.
-    pub timeout: Duration,
+    pub(crate) timeout: Duration,
     /// Name to store the result under.
-    pub assign_to: Option<String>,
+    pub(crate) assign_to: Option<String>,
     /// Retry policy.
-    pub retry: RetryPolicy,
+    pub(crate) retry: RetryPolicy,
     /// Whether the verb acts on the outside world.
-    pub acts_on_world: bool,
+    pub(crate) acts_on_world: bool,
     /// Runs even after an earlier step failed and stopped the batch (a
     /// `finally`: a screenshot of the failure, a cleanup). Not after a
     /// cancellation or once the batch budget is spent.
-    pub always: bool,
+    pub(crate) always: bool,
 }
 
 impl PlannedStep {
+    /// 0-based position in the batch.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// The caller's label, if any.
+    pub fn label(&self) -> Option<&str> {
+        self.label.as_deref()
+    }
+
+    /// The plugin the step runs.
+    pub fn plugin(&self) -> &Arc<PluginSpec> {
+        &self.plugin
+    }
+
+    /// The verb.
+    pub fn verb(&self) -> &str {
+        &self.verb
+    }
+
+    /// The input as written, references unresolved.
+    pub fn input(&self) -> &Value {
+        &self.input
+    }
+
+    /// Whether the input holds references resolved when the step runs.
+    pub fn has_refs(&self) -> bool {
+        self.has_refs
+    }
+
+    /// The step's timeout (its own, or the default), within the limits.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// The name its result is stored under, if any.
+    pub fn assign_to(&self) -> Option<&str> {
+        self.assign_to.as_deref()
+    }
+
+    /// When it runs again.
+    pub fn retry(&self) -> &RetryPolicy {
+        &self.retry
+    }
+
+    /// Whether the verb acts on the outside world.
+    pub fn acts_on_world(&self) -> bool {
+        self.acts_on_world
+    }
+
+    /// Whether it runs even after a failure stopped the batch.
+    pub fn always(&self) -> bool {
+        self.always
+    }
+
     /// `label` if set, else `plugin.verb`.
     pub fn display_name(&self) -> String {
         match &self.label {
@@ -96,16 +151,39 @@ impl PlannedStep {
     }
 }
 
-/// A batch ready to run.
+/// A batch ready to run: only the planner makes one, so every step in it
+/// passed validation and every limit.
 pub struct Plan {
     /// Steps in order.
-    pub steps: Vec<PlannedStep>,
+    pub(crate) steps: Vec<PlannedStep>,
     /// Failure policy.
-    pub on_failure: OnFailure,
+    pub(crate) on_failure: OnFailure,
     /// Batch time budget.
-    pub timeout: Duration,
+    pub(crate) timeout: Duration,
     /// How unknown `${...}` references are treated.
-    pub policy: UnknownPolicy,
+    pub(crate) policy: UnknownPolicy,
+}
+
+impl Plan {
+    /// The steps, in order.
+    pub fn steps(&self) -> &[PlannedStep] {
+        &self.steps
+    }
+
+    /// What happens after a failed step.
+    pub fn on_failure(&self) -> OnFailure {
+        self.on_failure
+    }
+
+    /// The batch's time budget.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// How unknown references are treated.
+    pub fn policy(&self) -> UnknownPolicy {
+        self.policy
+    }
 }
 
 /// One thing wrong with a batch.
