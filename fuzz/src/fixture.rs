@@ -14,6 +14,7 @@ use std::sync::{Arc, OnceLock};
 
 use serde::Deserialize;
 use serde_json::Value;
+use stephost_batch::dialects::single::tool_name;
 use stephost_batch::dialects::{self, Dialect, single::SingleVerb};
 use stephost_batch::{Catalog, Limits};
 use stephost_contract::{ContractVersion, PluginSpec, RawDescription, RawVerb};
@@ -41,30 +42,6 @@ pub struct Fixture {
 pub fn fixture() -> &'static Fixture {
     static FIXTURE: OnceLock<Fixture> = OnceLock::new();
     FIXTURE.get_or_init(build)
-}
-
-/// The MCP tool name the server gives `plugin`'s verb `verb` when the config
-/// renames nothing (`host/server/src/mcp/catalog.rs`): the bare verb for a plugin
-/// that keeps bare names, else `plugin_verb`; `[A-Za-z0-9_-]`, at most 64
-/// characters.
-pub fn tool_name(plugin: &PluginSpec, verb: &str) -> String {
-    let name = if plugin.info().bare_tool_names {
-        verb.to_owned()
-    } else {
-        format!("{}_{verb}", plugin.name())
-    };
-    let mut name: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    name.truncate(64);
-    name
 }
 
 /// A plugin in the snapshot: `plugins --json` without the per-build fields.

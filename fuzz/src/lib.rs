@@ -18,7 +18,9 @@ pub mod json;
 pub mod report;
 pub mod schema;
 
-pub use fixture::{Fixture, fixture, tool_name};
+pub use fixture::{Fixture, fixture};
+/// The server's default tool name of a plugin verb.
+pub use stephost_batch::dialects::single::tool_name;
 
 /// Both reference policies; every target tries each.
 pub const POLICIES: [stephost_batch::UnknownPolicy; 2] = [

@@ -134,6 +134,28 @@ impl Proposal {
 }
 
 impl Strategy {
+    /// Whether the engine can run this strategy: a name, tier 1 or 2, and for
+    /// each action a verb and an object input. The one check for a proposal in
+    /// any contract version; the message says what is wrong, for the round's
+    /// notes.
+    pub fn check(&self) -> Result<(), String> {
+        if self.name.is_empty() {
+            return Err("missing `name`".into());
+        }
+        if !(1..=2).contains(&self.tier) {
+            return Err("`tier` must be 1 or 2".into());
+        }
+        for (i, action) in self.actions.iter().enumerate() {
+            if action.verb.is_empty() {
+                return Err(format!("actions[{i}]: missing `verb`"));
+            }
+            if !action.input.is_object() {
+                return Err(format!("actions[{i}]: `input` must be an object"));
+            }
+        }
+        Ok(())
+    }
+
     /// The strategy as JSON, in the shape [`Proposal::from_details`] reads.
     pub fn to_json(&self) -> Value {
         let mut out = serde_json::json!({
@@ -154,59 +176,41 @@ impl Strategy {
     }
 }
 
+/// A strategy as contract 0.1.0 writes it in `details`: absent fields read as
+/// empty (a missing `tier` as 2, the 0.1.0 default) and [`Strategy::check`]
+/// says what is wrong.
 fn parse_strategy(item: &Value) -> Result<Strategy, String> {
     let obj = item.as_object().ok_or("not an object")?;
-    let name = obj
-        .get("name")
-        .and_then(Value::as_str)
-        .filter(|n| !n.is_empty())
-        .ok_or("missing `name`")?;
+    let text = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).map(str::to_owned);
     let tier = match obj.get("tier") {
         None | Some(Value::Null) => 2,
-        Some(t) => t
-            .as_u64()
-            .and_then(|t| u8::try_from(t).ok())
-            .filter(|t| (1..=2).contains(t))
-            .ok_or("`tier` must be 1 or 2")?,
+        // Out of range reads as 0, which the check refuses.
+        Some(t) => t.as_u64().and_then(|t| u8::try_from(t).ok()).unwrap_or(0),
     };
-    let actions = obj
+    let mut strategy = Strategy {
+        name: text(item, "name").unwrap_or_default(),
+        tier,
+        description: text(item, "description"),
+        actions: Vec::new(),
+    };
+    // Name and tier first, as they are written first.
+    strategy.check()?;
+    strategy.actions = obj
         .get("actions")
         .and_then(Value::as_array)
         .ok_or("missing `actions` array")?
         .iter()
-        .enumerate()
-        .map(|(i, a)| {
-            let verb = a
-                .get("verb")
-                .and_then(Value::as_str)
-                .filter(|v| !v.is_empty())
-                .ok_or(format!("actions[{i}]: missing `verb`"))?;
-            let input = a
+        .map(|a| Action {
+            verb: text(a, "verb").unwrap_or_default(),
+            input: a
                 .get("input")
                 .cloned()
-                .unwrap_or(Value::Object(Default::default()));
-            if !input.is_object() {
-                return Err(format!("actions[{i}]: `input` must be an object"));
-            }
-            Ok(Action {
-                verb: verb.to_owned(),
-                input,
-                description: a
-                    .get("description")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned),
-            })
+                .unwrap_or(Value::Object(Default::default())),
+            description: text(a, "description"),
         })
-        .collect::<Result<Vec<_>, String>>()?;
-    Ok(Strategy {
-        name: name.to_owned(),
-        tier,
-        description: obj
-            .get("description")
-            .and_then(Value::as_str)
-            .map(str::to_owned),
-        actions,
-    })
+        .collect();
+    strategy.check()?;
+    Ok(strategy)
 }
 
 #[cfg(test)]
@@ -281,6 +285,32 @@ mod tests {
         assert_eq!(again.strategies, p.strategies);
         assert_eq!(again.classification.as_deref(), Some("element-not-found"));
         assert_eq!(Proposal::default().merged_into(None), None);
+    }
+
+    #[test]
+    fn one_check_for_every_version() {
+        let strategy = |name: &str, tier, verb: &str, input: Value| Strategy {
+            name: name.into(),
+            tier,
+            description: None,
+            actions: vec![Action {
+                verb: verb.into(),
+                input,
+                description: None,
+            }],
+        };
+        assert_eq!(strategy("s", 2, "v", json!({})).check(), Ok(()));
+        let why = |s: Strategy| s.check().err().unwrap_or_default();
+        assert_eq!(why(strategy("", 0, "", json!(1))), "missing `name`");
+        assert_eq!(why(strategy("s", 0, "", json!(1))), "`tier` must be 1 or 2");
+        assert_eq!(
+            why(strategy("s", 1, "", json!(1))),
+            "actions[0]: missing `verb`"
+        );
+        assert_eq!(
+            why(strategy("s", 1, "v", Value::Null)),
+            "actions[0]: `input` must be an object"
+        );
     }
 
     #[test]

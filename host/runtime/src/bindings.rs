@@ -225,7 +225,8 @@ fn failure_v0_1(failure: tool_v0_1::Failure) -> Failure {
 }
 
 /// In 0.2.0 the code and the proposal are typed; an action's input is JSON
-/// text, and one that is not an object is noted as malformed, never fatal.
+/// text. A strategy the engine cannot run is noted as malformed, never fatal,
+/// by the same check as in 0.1.0.
 fn failure_v0_2(failure: tool_v0_2::Failure) -> Failure {
     use v0_2::stephost::plugin::types::FailureCode as C;
     let code = match failure.code {
@@ -244,36 +245,24 @@ fn failure_v0_2(failure: tool_v0_2::Failure) -> Failure {
         ..Proposal::default()
     };
     for (i, strategy) in failure.recovery.into_iter().enumerate() {
-        let mut actions = Vec::with_capacity(strategy.actions.len());
-        let mut bad = None;
-        for (j, action) in strategy.actions.into_iter().enumerate() {
-            match serde_json::from_str::<serde_json::Value>(&action.input) {
-                Ok(input) if input.is_object() => actions.push(stephost_contract::Action {
+        let strategy = stephost_contract::Strategy {
+            name: strategy.name,
+            tier: strategy.tier,
+            description: strategy.description,
+            actions: strategy
+                .actions
+                .into_iter()
+                .map(|action| stephost_contract::Action {
                     verb: action.verb,
-                    input,
+                    // Text that is not JSON is no object either: the check says so.
+                    input: serde_json::from_str(&action.input).unwrap_or_default(),
                     description: action.description,
-                }),
-                _ => {
-                    bad = Some(format!(
-                        "recovery[{i}].actions[{j}]: `input` must be a JSON object"
-                    ));
-                    break;
-                }
-            }
-        }
-        if strategy.name.is_empty() {
-            bad = Some(format!("recovery[{i}]: missing `name`"));
-        } else if !(1..=2).contains(&strategy.tier) {
-            bad = Some(format!("recovery[{i}]: `tier` must be 1 or 2"));
-        }
-        match bad {
-            Some(why) => proposal.malformed.push(why),
-            None => proposal.strategies.push(stephost_contract::Strategy {
-                name: strategy.name,
-                tier: strategy.tier,
-                description: strategy.description,
-                actions,
-            }),
+                })
+                .collect(),
+        };
+        match strategy.check() {
+            Ok(()) => proposal.strategies.push(strategy),
+            Err(why) => proposal.malformed.push(format!("recovery[{i}]: {why}")),
         }
     }
     Failure {

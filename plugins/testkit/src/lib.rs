@@ -127,16 +127,17 @@ fn fail(_: &mut State, args: &Args) -> Result<Output, Failure> {
     Err(failure)
 }
 
-/// A 0.1.0-style strategy object as the typed record. Lenient on purpose: fields
-/// that are missing or of the wrong type become empty (an empty name, tier 0, no
-/// actions), which the host reports as malformed, as it did the JSON.
+/// A 0.1.0-style strategy object as the typed record, read as 0.1.0 read it: a
+/// missing `tier` is 2. Lenient on purpose: other fields that are missing or of
+/// the wrong type become empty (an empty name, tier 0, an empty verb), which the
+/// host reports as malformed, as it did the JSON.
 fn lift_strategy(strategy: &Value) -> RecoveryStrategy {
     let text = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).map(str::to_owned);
-    let tier = strategy.get("tier").and_then(Value::as_u64);
-    let mut lifted = RecoveryStrategy::new(
-        text(strategy, "name").unwrap_or_default(),
-        tier.and_then(|t| u8::try_from(t).ok()).unwrap_or(0),
-    );
+    let tier = match strategy.get("tier") {
+        None | Some(Value::Null) => 2,
+        Some(t) => t.as_u64().and_then(|t| u8::try_from(t).ok()).unwrap_or(0),
+    };
+    let mut lifted = RecoveryStrategy::new(text(strategy, "name").unwrap_or_default(), tier);
     lifted.description = text(strategy, "description");
     let actions = strategy.get("actions").and_then(Value::as_array);
     for action in actions.into_iter().flatten() {

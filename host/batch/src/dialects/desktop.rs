@@ -3,10 +3,25 @@
 
 use serde_json::{Map, Value};
 
-use crate::{Limits, room_for_wait};
+use super::arg_problem;
+use crate::plan::key_field;
+use crate::{Limits, Problem, room_for_wait};
 
 /// The plugin these tools drive.
 pub(super) const DESKTOP: &str = "desktop";
+
+/// A problem for each argument not in `fields`, listing them.
+pub(super) fn unknown_args(args: &Map<String, Value>, fields: &[&str]) -> Vec<Problem> {
+    args.keys()
+        .filter(|key| !fields.contains(&key.as_str()))
+        .map(|key| {
+            arg_problem(
+                &key_field(key),
+                format!("unknown field (expected one of: {})", fields.join(", ")),
+            )
+        })
+        .collect()
+}
 
 /// A step timeout for desktop verbs that wait longer than the caller's
 /// default step timeout allows: their own wait plus room to report it, held

@@ -13,9 +13,9 @@
 
 use serde_json::{Map, Value, json};
 
-use super::desktop::{DESKTOP, step_timeout_ms};
+use super::desktop::{DESKTOP, step_timeout_ms, unknown_args};
 use super::{Dialect, arg_problem, insert_outcome, session_id_schema, text};
-use crate::plan::{join_field, key_field};
+use crate::plan::join_field;
 use crate::{BatchStatus, ContentItem, Problem, Report, StepReport, StepStatus};
 use crate::{Catalog, Limits};
 
@@ -148,15 +148,7 @@ last step or at the one that failed."
         catalog: &Catalog,
         limits: &Limits,
     ) -> Result<Value, Vec<Problem>> {
-        let mut problems = Vec::new();
-        for key in args.keys() {
-            if !FIELDS.contains(&key.as_str()) {
-                problems.push(arg_problem(
-                    &key_field(key),
-                    format!("unknown field (expected one of: {})", FIELDS.join(", ")),
-                ));
-            }
-        }
+        let mut problems = unknown_args(args, FIELDS);
         let look = parse_look(args, &mut problems);
         let settle_s = match args.get("settle_max_s") {
             None | Some(Value::Null) => DEFAULT_SETTLE_S,

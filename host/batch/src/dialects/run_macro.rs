@@ -11,7 +11,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{Map, Value, json};
 
-use super::desktop::{DESKTOP, step_timeout_ms};
+use super::desktop::{DESKTOP, step_timeout_ms, unknown_args};
 use super::{Dialect, arg_problem, insert_outcome, session_id_schema};
 use crate::plan::{join_field, key_field};
 use crate::{Catalog, Limits};
@@ -128,15 +128,7 @@ call. include: ['envelope'] wraps the result as {{_version, data, as_of, confide
         catalog: &Catalog,
         limits: &Limits,
     ) -> Result<Value, Vec<Problem>> {
-        let mut problems = Vec::new();
-        for key in args.keys() {
-            if !FIELDS.contains(&key.as_str()) {
-                problems.push(arg_problem(
-                    &key_field(key),
-                    format!("unknown field (expected one of: {})", FIELDS.join(", ")),
-                ));
-            }
-        }
+        let mut problems = unknown_args(args, FIELDS);
         let on_failure = match args.get("stop_on_error") {
             None | Some(Value::Bool(true)) => "stop",
             Some(Value::Bool(false)) => "continue",

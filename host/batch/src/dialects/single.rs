@@ -9,6 +9,33 @@ use crate::{BatchStatus, ContentItem, Problem, Report};
 use crate::{Catalog, Limits};
 use stephost_contract::PluginSpec;
 
+/// The default tool name of `plugin.verb`: `<plugin>_<verb>`, or the bare verb
+/// when the plugin asks for bare names, as [`sanitize_tool_name`] makes it.
+pub fn tool_name(plugin: &PluginSpec, verb: &str) -> String {
+    if plugin.info().bare_tool_names {
+        sanitize_tool_name(verb)
+    } else {
+        sanitize_tool_name(&format!("{}_{verb}", plugin.name()))
+    }
+}
+
+/// An MCP tool name: `[A-Za-z0-9_-]`, at most 64 characters; anything else
+/// becomes `_`.
+pub fn sanitize_tool_name(name: &str) -> String {
+    let mut out: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    out.truncate(64);
+    out
+}
+
 /// A tool for one verb of one plugin.
 pub struct SingleVerb {
     tool_name: String,

@@ -232,13 +232,10 @@ impl Catalog {
                 for info in &plugin.info().verbs {
                     let verb = info.name.as_str();
                     let key = format!("{}.{verb}", plugin.name());
-                    let name = renames.get(&key).cloned().unwrap_or_else(|| {
-                        if plugin.info().bare_tool_names {
-                            sanitize(verb)
-                        } else {
-                            sanitize(&format!("{}_{verb}", plugin.name()))
-                        }
-                    });
+                    let name = renames
+                        .get(&key)
+                        .cloned()
+                        .unwrap_or_else(|| dialects::single::tool_name(plugin, verb));
                     let single = dialects::single::SingleVerb::new(
                         name.clone(),
                         plugin.clone(),
@@ -268,7 +265,7 @@ impl Catalog {
         {
             if let Some(first) = owners.get(&name) {
                 return Err(NameClash {
-                    suggestion: sanitize(&owner.replace('.', "_")),
+                    suggestion: dialects::single::sanitize_tool_name(&owner.replace('.', "_")),
                     name,
                     first: first.clone(),
                     second: owner,
@@ -366,22 +363,6 @@ fn as_object(value: Value) -> serde_json::Map<String, Value> {
         Value::Object(map) => map,
         _ => serde_json::Map::new(),
     }
-}
-
-/// MCP tool names: `[A-Za-z0-9_-]`, at most 64 characters.
-fn sanitize(name: &str) -> String {
-    let mut out: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    out.truncate(64);
-    out
 }
 
 #[cfg(test)]
