@@ -24,7 +24,9 @@ have firefox-esr || need_pkgs+=(firefox-esr)
 # npm installs the MCP client tests' Node 22 and packages (tests/clients).
 have npm || need_pkgs+=(npm)
 # The desktop tests run real X clients under Xvfb, with and without openbox.
-for pkg in xvfb xauth openbox xterm python3-tk x11-utils; do
+# zenity (GTK3 dialogs), mousepad (a GTK3 editor) and x11-apps (xcalc, Xt) are third-party
+# apps; at-spi2-core + dbus-x11 give them an accessibility bus; python3-pyatspi checks it.
+for pkg in xvfb xauth openbox xterm python3-tk x11-utils zenity mousepad x11-apps at-spi2-core dbus-x11 python3-pyatspi; do
   installed "$pkg" || need_pkgs+=("$pkg")
 done
 if ((${#need_pkgs[@]})); then

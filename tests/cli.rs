@@ -329,11 +329,11 @@ fn serve_shuts_down_in_order_on_sigterm() {
 
 /// A component built against the frozen contract 0.1.0 (the `legacy` fixture,
 /// raw bindings from wit/0.1.0, no SDK) loads beside the built-in plugins,
-/// which speak 0.2.0, and runs in one batch with them: its results chain, its
+/// which speak the latest version, and runs in one batch with them: its results chain, its
 /// instance keeps state, its string failure codes and its recovery proposal
 /// in `details` work as they did.
 #[test]
-fn a_contract_0_1_component_runs_beside_0_2_plugins() {
+fn a_contract_0_1_component_runs_beside_the_latest_plugins() {
     let cache = tempfile::tempdir().expect("tempdir");
     let dir = tempfile::tempdir().expect("tempdir");
     let wasm = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -358,7 +358,7 @@ fn a_contract_0_1_component_runs_beside_0_2_plugins() {
             .map(|p| p["contract"].clone())
     };
     assert_eq!(contract("legacy"), Some(Value::from("0.1.0")), "{list}");
-    assert_eq!(contract("testkit"), Some(Value::from("0.2.0")), "{list}");
+    assert_eq!(contract("testkit"), Some(Value::from("0.3.0")), "{list}");
 
     let batch = r#"{"steps": [
         {"plugin": "testkit", "verb": "echo", "input": {"value": "from 0.2"}},

@@ -65,6 +65,7 @@ struct SnapshotVerb {
     #[serde(default)]
     output_schema: Option<Value>,
     acts_on_world: bool,
+    checked: bool,
 }
 
 impl SnapshotPlugin {
@@ -84,6 +85,7 @@ impl SnapshotPlugin {
                     input_schema: v.input_schema.to_string(),
                     output_schema: v.output_schema.map_or_else(String::new, |s| s.to_string()),
                     acts_on_world: v.acts_on_world,
+                    checked: v.checked,
                 })
                 .collect(),
         }

@@ -10,6 +10,7 @@
 
 mod budget;
 mod catalog;
+mod check;
 pub mod dialects;
 mod limits;
 mod plan;
@@ -23,6 +24,7 @@ pub mod vars;
 
 pub use budget::room_for_wait;
 pub use catalog::Catalog;
+pub use check::{Refusal, check};
 pub use limits::{LimitCaps, Limits};
 pub use plan::{
     OnFailure, Plan, PlanContext, PlannedStep, Problem, RetryPolicy, plan, plan_with_var_sizes,

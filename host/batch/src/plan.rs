@@ -80,6 +80,8 @@ pub struct PlannedStep {
     pub(crate) retry: RetryPolicy,
     /// Whether the verb acts on the outside world.
     pub(crate) acts_on_world: bool,
+    /// Whether the plugin checks this verb's input before the batch acts.
+    pub(crate) checked: bool,
     /// Runs even after an earlier step failed and stopped the batch (a
     /// `finally`: a screenshot of the failure, a cleanup). Not after a
     /// cancellation or once the batch budget is spent.
@@ -739,6 +741,7 @@ fn plan_step(
         index,
         label,
         acts_on_world: spec.info.acts_on_world,
+        checked: spec.info.checked,
         plugin,
         verb,
         input: input.clone(),

@@ -35,6 +35,19 @@ pub trait Executor: Send {
         input: &str,
         budget: &CallBudget,
     ) -> impl Future<Output = CallOutcome> + Send;
+
+    /// Asks `plugin` whether `verb` would accept `input`, acting on nothing
+    /// (`tool.check`). Called only for verbs whose description says `checked`.
+    fn check(
+        &mut self,
+        plugin: &Arc<PluginSpec>,
+        verb: &str,
+        input: &str,
+        budget: &CallBudget,
+    ) -> impl Future<Output = Result<(), crate::Refusal>> + Send {
+        let _ = (plugin, verb, input, budget);
+        async { Ok(()) }
+    }
 }
 
 /// Hears about steps as they run (progress notifications, CLI progress lines).
@@ -455,6 +468,15 @@ async fn run_step<E: Executor>(
     if step.has_refs {
         report.input = Some(input);
         size.kept = input_text.len() as u64;
+        // Checked up front only when its input was known then.
+        if step.checked
+            && let Err(error) =
+                crate::check::check_resolved(step, &input_text, exec, opts, clock).await
+        {
+            report.error = Some(error);
+            report.time_ms = ms(started.elapsed());
+            return (report, size);
+        }
     }
     let call = Call {
         plugin: &step.plugin,

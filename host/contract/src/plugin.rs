@@ -21,6 +21,9 @@ pub struct VerbInfo {
     pub output_schema: Option<Value>,
     /// Whether it acts on the outside world.
     pub acts_on_world: bool,
+    /// Whether the plugin checks its input beyond the schema before a batch
+    /// acts (contract 0.3.0 `tool.check`).
+    pub checked: bool,
 }
 
 /// A plugin's description.
@@ -99,6 +102,8 @@ pub struct RawVerb {
     pub output_schema: String,
     /// Whether it acts on the outside world.
     pub acts_on_world: bool,
+    /// Whether `check` should be called for it (always false before 0.3.0).
+    pub checked: bool,
 }
 
 /// A `describe` answer, in any contract version.
@@ -167,6 +172,7 @@ impl PluginSpec {
                 input_schema,
                 output_schema,
                 acts_on_world: v.acts_on_world,
+                checked: v.checked,
             };
             infos.push(info.clone());
             verbs.insert(v.name, Verb { info, validator });
@@ -264,6 +270,7 @@ mod tests {
                 input_schema: schema.into(),
                 output_schema: String::new(),
                 acts_on_world: false,
+                checked: false,
             }],
         }
     }

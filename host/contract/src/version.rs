@@ -15,20 +15,28 @@ pub enum ContractVersion {
     V0_1,
     /// `stephost:plugin@0.2.0`: typed failure codes and recovery proposals.
     V0_2,
+    /// `stephost:plugin@0.3.0`: `tool.check` (input checked before a batch
+    /// acts) and the desktop's `accessibility` interface.
+    V0_3,
 }
 
 impl ContractVersion {
     /// Every version the host serves, oldest first.
-    pub const ALL: [ContractVersion; 2] = [ContractVersion::V0_1, ContractVersion::V0_2];
+    pub const ALL: [ContractVersion; 3] = [
+        ContractVersion::V0_1,
+        ContractVersion::V0_2,
+        ContractVersion::V0_3,
+    ];
 
     /// The newest version: what new plugins and the guest SDK target.
-    pub const LATEST: ContractVersion = ContractVersion::V0_2;
+    pub const LATEST: ContractVersion = ContractVersion::V0_3;
 
     /// The version as written in WIT (`0.2.0`).
     pub fn as_str(self) -> &'static str {
         match self {
             ContractVersion::V0_1 => "0.1.0",
             ContractVersion::V0_2 => "0.2.0",
+            ContractVersion::V0_3 => "0.3.0",
         }
     }
 
@@ -92,10 +100,11 @@ mod tests {
         );
         assert_eq!(ContractVersion::split("wasi:http/types@0.2.0"), None);
         assert_eq!(ContractVersion::parse("0.1.0"), Some(ContractVersion::V0_1));
-        assert_eq!(ContractVersion::parse("0.3.0"), None);
+        assert_eq!(ContractVersion::parse("0.3.0"), Some(ContractVersion::V0_3));
+        assert_eq!(ContractVersion::parse("0.4.0"), None);
         assert_eq!(
             ContractVersion::LATEST.interface("tool"),
-            "stephost:plugin/tool@0.2.0"
+            "stephost:plugin/tool@0.3.0"
         );
     }
 }

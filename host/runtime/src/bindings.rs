@@ -37,8 +37,21 @@ pub(crate) mod v0_2 {
     });
 }
 
+/// Contract 0.3.0: `tool.check`, and the desktop's accessibility interface.
+pub(crate) mod v0_3 {
+    #![allow(missing_docs, unreachable_pub)]
+
+    wasmtime::component::bindgen!({
+        path: "../../wit/0.3.0",
+        world: "plugin",
+        imports: { default: async },
+        exports: { default: async },
+    });
+}
+
 use v0_1::exports::stephost::plugin::tool as tool_v0_1;
 use v0_2::exports::stephost::plugin::tool as tool_v0_2;
+use v0_3::exports::stephost::plugin::tool as tool_v0_3;
 
 /// The version a component was built against, read from its exports: the
 /// `tool` interface it exports names its contract version.
@@ -72,6 +85,7 @@ pub(crate) fn contract_of(component: &Component) -> Result<ContractVersion, Stri
 pub(crate) enum PluginPre<T: 'static> {
     V0_1(v0_1::PluginPre<T>),
     V0_2(v0_2::PluginPre<T>),
+    V0_3(v0_3::PluginPre<T>),
 }
 
 // By hand: a derive would ask for `T: Clone`, which the store data is not.
@@ -80,6 +94,7 @@ impl<T: 'static> Clone for PluginPre<T> {
         match self {
             Self::V0_1(pre) => Self::V0_1(pre.clone()),
             Self::V0_2(pre) => Self::V0_2(pre.clone()),
+            Self::V0_3(pre) => Self::V0_3(pre.clone()),
         }
     }
 }
@@ -90,6 +105,7 @@ impl<T: Send + 'static> PluginPre<T> {
         match version {
             ContractVersion::V0_1 => Ok(Self::V0_1(v0_1::PluginPre::new(pre)?)),
             ContractVersion::V0_2 => Ok(Self::V0_2(v0_2::PluginPre::new(pre)?)),
+            ContractVersion::V0_3 => Ok(Self::V0_3(v0_3::PluginPre::new(pre)?)),
             other => Err(wasmtime::Error::msg(format!(
                 "contract version {other} has no bindings in this build"
             ))),
@@ -101,6 +117,7 @@ impl<T: Send + 'static> PluginPre<T> {
         match self {
             Self::V0_1(pre) => pre.instantiate_async(store).await.map(Plugin::V0_1),
             Self::V0_2(pre) => pre.instantiate_async(store).await.map(Plugin::V0_2),
+            Self::V0_3(pre) => pre.instantiate_async(store).await.map(Plugin::V0_3),
         }
     }
 }
@@ -109,6 +126,7 @@ impl<T: Send + 'static> PluginPre<T> {
 pub(crate) enum Plugin {
     V0_1(v0_1::Plugin),
     V0_2(v0_2::Plugin),
+    V0_3(v0_3::Plugin),
 }
 
 impl Plugin {
@@ -117,10 +135,11 @@ impl Plugin {
         &self,
         store: impl AsContextMut<Data = T>,
     ) -> wasmtime::Result<RawDescription> {
-        // The description has the same shape in every version; only its
-        // Rust type differs, so one expression serves both.
+        // The description has the same shape in every version but for
+        // `checked` (0.3.0 on); only its Rust type differs, so one expression
+        // serves all.
         macro_rules! raw {
-            ($info:expr) => {{
+            ($info:expr, $checked:expr) => {{
                 let info = $info;
                 RawDescription {
                     name: info.name,
@@ -131,6 +150,7 @@ impl Plugin {
                         .verbs
                         .into_iter()
                         .map(|v| RawVerb {
+                            checked: $checked(&v),
                             name: v.name,
                             description: v.description,
                             input_schema: v.input_schema,
@@ -142,8 +162,18 @@ impl Plugin {
             }};
         }
         Ok(match self {
-            Self::V0_1(p) => raw!(p.stephost_plugin_tool().call_describe(store).await?),
-            Self::V0_2(p) => raw!(p.stephost_plugin_tool().call_describe(store).await?),
+            Self::V0_1(p) => raw!(
+                p.stephost_plugin_tool().call_describe(store).await?,
+                |_: &v0_1::stephost::plugin::types::VerbInfo| false
+            ),
+            Self::V0_2(p) => raw!(
+                p.stephost_plugin_tool().call_describe(store).await?,
+                |_: &v0_2::stephost::plugin::types::VerbInfo| false
+            ),
+            Self::V0_3(p) => raw!(
+                p.stephost_plugin_tool().call_describe(store).await?,
+                |v: &v0_3::stephost::plugin::types::VerbInfo| v.checked
+            ),
         })
     }
 
@@ -167,6 +197,30 @@ impl Plugin {
                 .await?
                 .map(output_v0_2)
                 .map_err(failure_v0_2),
+            Self::V0_3(p) => p
+                .stephost_plugin_tool()
+                .call_invoke(store, verb, input)
+                .await?
+                .map(output_v0_3)
+                .map_err(failure_v0_3),
+        })
+    }
+
+    /// Calls `check` (0.3.0 on). Before 0.3.0 a plugin has no check, and
+    /// nothing calls this for it: its verbs are never `checked`.
+    pub(crate) async fn check<T: Send>(
+        &self,
+        store: impl AsContextMut<Data = T>,
+        verb: &str,
+        input: &str,
+    ) -> wasmtime::Result<Result<(), Failure>> {
+        Ok(match self {
+            Self::V0_1(_) | Self::V0_2(_) => Ok(()),
+            Self::V0_3(p) => p
+                .stephost_plugin_tool()
+                .call_check(store, verb, input)
+                .await?
+                .map_err(failure_v0_3),
         })
     }
 }
@@ -201,6 +255,10 @@ fn output_v0_2(output: tool_v0_2::Output) -> Output {
     output!(v0_2, output)
 }
 
+fn output_v0_3(output: tool_v0_3::Output) -> Output {
+    output!(v0_3, output)
+}
+
 /// A failure's `details` text: empty is none; text that is not JSON is kept as
 /// a string rather than lost.
 fn details(text: String) -> Option<serde_json::Value> {
@@ -224,52 +282,63 @@ fn failure_v0_1(failure: tool_v0_1::Failure) -> Failure {
     }
 }
 
-/// In 0.2.0 the code and the proposal are typed; an action's input is JSON
-/// text. A strategy the engine cannot run is noted as malformed, never fatal,
-/// by the same check as in 0.1.0.
-fn failure_v0_2(failure: tool_v0_2::Failure) -> Failure {
-    use v0_2::stephost::plugin::types::FailureCode as C;
-    let code = match failure.code {
-        C::InvalidInput => FailureCode::InvalidInput,
-        C::NotFound => FailureCode::NotFound,
-        C::WorldMoved => FailureCode::WorldMoved,
-        C::Timeout => FailureCode::Timeout,
-        C::Denied => FailureCode::Denied,
-        C::Unsupported => FailureCode::Unsupported,
-        C::Failed => FailureCode::Failed,
-        C::Other(code) => FailureCode::from_plugin(&code),
-    };
-    let details = details(failure.details);
-    let mut proposal = Proposal {
-        classification: failure.classification,
-        ..Proposal::default()
-    };
-    for (i, strategy) in failure.recovery.into_iter().enumerate() {
-        let strategy = stephost_contract::Strategy {
-            name: strategy.name,
-            tier: strategy.tier,
-            description: strategy.description,
-            actions: strategy
-                .actions
-                .into_iter()
-                .map(|action| stephost_contract::Action {
-                    verb: action.verb,
-                    // Text that is not JSON is no object either: the check says so.
-                    input: serde_json::from_str(&action.input).unwrap_or_default(),
-                    description: action.description,
-                })
-                .collect(),
+/// From 0.2.0 on the code and the proposal are typed; an action's input is
+/// JSON text. A strategy the engine cannot run is noted as malformed, never
+/// fatal, by the same check as in 0.1.0.
+macro_rules! typed_failure {
+    ($version:ident, $failure:expr) => {{
+        use $version::stephost::plugin::types::FailureCode as C;
+        let failure = $failure;
+        let code = match failure.code {
+            C::InvalidInput => FailureCode::InvalidInput,
+            C::NotFound => FailureCode::NotFound,
+            C::WorldMoved => FailureCode::WorldMoved,
+            C::Timeout => FailureCode::Timeout,
+            C::Denied => FailureCode::Denied,
+            C::Unsupported => FailureCode::Unsupported,
+            C::Failed => FailureCode::Failed,
+            C::Other(code) => FailureCode::from_plugin(&code),
         };
-        match strategy.check() {
-            Ok(()) => proposal.strategies.push(strategy),
-            Err(why) => proposal.malformed.push(format!("recovery[{i}]: {why}")),
+        let details = details(failure.details);
+        let mut proposal = Proposal {
+            classification: failure.classification,
+            ..Proposal::default()
+        };
+        for (i, strategy) in failure.recovery.into_iter().enumerate() {
+            let strategy = stephost_contract::Strategy {
+                name: strategy.name,
+                tier: strategy.tier,
+                description: strategy.description,
+                actions: strategy
+                    .actions
+                    .into_iter()
+                    .map(|action| stephost_contract::Action {
+                        verb: action.verb,
+                        // Text that is not JSON is no object either: the check says so.
+                        input: serde_json::from_str(&action.input).unwrap_or_default(),
+                        description: action.description,
+                    })
+                    .collect(),
+            };
+            match strategy.check() {
+                Ok(()) => proposal.strategies.push(strategy),
+                Err(why) => proposal.malformed.push(format!("recovery[{i}]: {why}")),
+            }
         }
-    }
-    Failure {
-        code,
-        message: failure.message,
-        input_fired: failure.input_fired,
-        details,
-        proposal,
-    }
+        Failure {
+            code,
+            message: failure.message,
+            input_fired: failure.input_fired,
+            details,
+            proposal,
+        }
+    }};
+}
+
+fn failure_v0_2(failure: tool_v0_2::Failure) -> Failure {
+    typed_failure!(v0_2, failure)
+}
+
+fn failure_v0_3(failure: tool_v0_3::Failure) -> Failure {
+    typed_failure!(v0_3, failure)
 }

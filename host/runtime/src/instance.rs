@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use stephost_contract::{CallBudget, CallOutcome, Fault, RawDescription};
+use stephost_contract::{CallBudget, CallOutcome, Failure, Fault, RawDescription};
 use wasmtime::{Store, Trap, UpdateDeadline};
 
 use crate::bindings::Plugin;
@@ -89,6 +89,25 @@ impl PluginInstance {
             denied: std::mem::take(&mut state.http_gate.denied),
             instance_dropped: false,
         }
+    }
+
+    /// Calls `check` for `verb` with `input` under `budget`. Checks must not
+    /// act, so a fault here only costs the instance, like any other fault.
+    pub async fn check(
+        &mut self,
+        verb: &str,
+        input: &str,
+        budget: &CallBudget,
+    ) -> Result<Result<(), Failure>, Fault> {
+        arm(&mut self.store, budget);
+        let result = match within(budget, self.bindings.check(&mut self.store, verb, input)).await {
+            Ok(Ok(answer)) => Ok(answer),
+            Ok(Err(e)) => Err(classify(self.store.data(), e, budget)),
+            Err(fault) => Err(fault),
+        };
+        let state = self.store.data_mut();
+        state.logs.clear();
+        result.map_err(|fault| with_stderr(fault, &state.stderr.take()))
     }
 
     /// Calls `describe` (used once at load time on a throwaway instance).
@@ -218,25 +237,53 @@ impl Instances {
         budget: &CallBudget,
         limits: InstanceLimits,
     ) -> CallOutcome {
-        let name = plugin.name();
-        if !self.live.get(name).is_some_and(|i| i.is_of(plugin)) {
-            match PluginInstance::new(plugin.clone(), limits.memory_bytes, limits.max_logs, budget)
-                .await
-            {
-                Ok(instance) => {
-                    self.live.insert(name.to_owned(), instance);
-                }
-                Err(fault) => return CallOutcome::fault(fault),
-            }
-        }
-        let Some(instance) = self.live.get_mut(name) else {
-            return CallOutcome::fault(Fault::Trap("the plugin instance vanished".into()));
+        let instance = match self.instance_of(plugin, budget, limits).await {
+            Ok(instance) => instance,
+            Err(fault) => return CallOutcome::fault(fault),
         };
         let mut outcome = instance.invoke(verb, input, budget).await;
         if outcome.result.is_err() {
-            self.live.remove(name);
+            self.live.remove(plugin.name());
             outcome.instance_dropped = true;
         }
         outcome
+    }
+
+    /// Calls `check` of `plugin` on this session's instance of it (made
+    /// first when needed, as for [`Instances::call`]).
+    pub async fn check(
+        &mut self,
+        plugin: &Arc<LoadedPlugin>,
+        verb: &str,
+        input: &str,
+        budget: &CallBudget,
+        limits: InstanceLimits,
+    ) -> Result<Result<(), Failure>, Fault> {
+        let instance = self.instance_of(plugin, budget, limits).await?;
+        let result = instance.check(verb, input, budget).await;
+        if result.is_err() {
+            self.live.remove(plugin.name());
+        }
+        result
+    }
+
+    /// This session's instance of `plugin`, made if there is none (or it is
+    /// of another load of the plugin, as after a tenant's grant changed).
+    async fn instance_of(
+        &mut self,
+        plugin: &Arc<LoadedPlugin>,
+        budget: &CallBudget,
+        limits: InstanceLimits,
+    ) -> Result<&mut PluginInstance, Fault> {
+        let name = plugin.name();
+        if !self.live.get(name).is_some_and(|i| i.is_of(plugin)) {
+            let instance =
+                PluginInstance::new(plugin.clone(), limits.memory_bytes, limits.max_logs, budget)
+                    .await?;
+            self.live.insert(name.to_owned(), instance);
+        }
+        self.live
+            .get_mut(name)
+            .ok_or_else(|| Fault::Trap("the plugin instance vanished".into()))
     }
 }

@@ -26,7 +26,7 @@ pub struct Config {
     pub sessions: SessionsConfig,
     /// The MCP front.
     pub mcp: McpConfig,
-    /// The desktop capabilities (blocked key combos).
+    /// The desktop capabilities (blocked key combos, pointer pacing).
     pub desktop: stephost_runtime::DesktopConfig,
     /// The browser behind the `webdriver` capability.
     pub browser: stephost_runtime::BrowserConfig,
@@ -324,6 +324,17 @@ impl Config {
         if let Err(e) = self.desktop.validate() {
             return invalid("desktop.blocked_keys", e.to_string());
         }
+        let d = &self.desktop;
+        for (field, value) in [
+            ("desktop.pointer_settle_ms", d.pointer_settle_ms),
+            ("desktop.button_hold_ms", d.button_hold_ms),
+            ("desktop.click_interval_ms", d.click_interval_ms),
+        ] {
+            // Pacing is per click; a second would make every click sequence crawl.
+            if value > 1_000 {
+                return invalid(field, format!("must be between 0 and 1000, got {value}"));
+            }
+        }
         if let Err(problem) = self.browser.validate() {
             return invalid("browser", problem);
         }
@@ -482,6 +493,11 @@ mod tests {
         assert!(err.to_string().contains("limits.memory_mib"), "{err}");
         let err = Config::parse("[limits]\nstep_timeout_ms = 0\n").expect_err("zero");
         assert!(err.to_string().contains("limits.step_timeout_ms"), "{err}");
+        let err = Config::parse("[desktop]\nbutton_hold_ms = 5000\n").expect_err("too slow");
+        assert!(err.to_string().contains("desktop.button_hold_ms"), "{err}");
+        let config = Config::parse("[desktop]\npointer_settle_ms = 0\nclick_interval_ms = 1000\n")
+            .expect("the edges are valid");
+        assert_eq!(config.desktop.pointer_settle_ms, 0);
     }
 
     #[test]

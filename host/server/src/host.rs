@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use stephost_batch::{
-    self as batch, Executor, NoObserver, Observer, PlanContext, Problem, Report, RunOptions,
-    StepError, UnknownPolicy,
+    self as batch, Executor, NoObserver, Observer, PlanContext, Problem, Refusal, Report,
+    RunOptions, StepError, UnknownPolicy,
 };
 use stephost_contract::{CallBudget, CallOutcome, FailureCode, Fault, PluginSpec};
 use stephost_runtime::{InstanceLimits, Instances, Registry, Runtime, RuntimeConfig};
@@ -393,6 +393,18 @@ impl Host {
                 max_logs: limits.max_log_lines_per_step,
             },
         };
+        // Whatever the plugins can refuse from the input alone refuses the
+        // batch before its first step acts.
+        if let Err(problems) = batch::check(&plan, &mut exec, &run_opts).await {
+            link.abort();
+            session.set_instance_count(state.instances.len());
+            return Report::invalid(
+                run_opts.batch_id,
+                run_opts.session_id,
+                steps_total,
+                problems,
+            );
+        }
         let report = batch::run(&plan, &mut state.vars, &mut exec, &run_opts).await;
         link.abort();
         session.set_instance_count(state.instances.len());
@@ -495,5 +507,29 @@ impl Executor for SessionExecutor<'_> {
         self.instances
             .call(loaded, verb, input, budget, self.limits)
             .await
+    }
+
+    async fn check(
+        &mut self,
+        plugin: &Arc<PluginSpec>,
+        verb: &str,
+        input: &str,
+        budget: &CallBudget,
+    ) -> Result<(), Refusal> {
+        let Some(loaded) = self.registry.get(plugin.name()) else {
+            return Err(Refusal::Fault(Fault::Trap(format!(
+                "plugin `{}` is not loaded for this tenant",
+                plugin.name()
+            ))));
+        };
+        match self
+            .instances
+            .check(loaded, verb, input, budget, self.limits)
+            .await
+        {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(failure)) => Err(Refusal::Failure(failure)),
+            Err(fault) => Err(Refusal::Fault(fault)),
+        }
     }
 }

@@ -7,7 +7,7 @@ use stephost_plugin::{Failure, Handler, Output, Verb};
 
 use crate::browser::Browser;
 use crate::computer::{self, MAX_WAIT_S};
-use crate::{content, tabs};
+use crate::{content, tabs, wait};
 
 /// Every verb, in listing order. Why so terse: every description and schema
 /// is sent to the model in every conversation; each says what the verb does
@@ -132,6 +132,31 @@ pub(crate) fn verbs() -> Vec<Verb<Browser>> {
                     "action": {"type": "string", "enum": ["javascript_exec"]}
                 }),
                 &["tabId", "text"],
+            ),
+        ),
+        verb(
+            "wait_for_page",
+            |b, a| value(wait::wait_for_page(b, a)),
+            "Wait until a tab shows what the next step needs: condition appears (a visible element \
+             matches) or gone (none does) by text (its own text contains pattern, any case unless \
+             case_sensitive), regex, role (button, link, textbox, heading, ...), aria_label or \
+             selector (CSS), optionally within scope (CSS); or url_matches (substring, or regex: \
+             true). Polls every interval_ms, across navigations; fails with timeout after \
+             timeout_ms.",
+            false,
+            object(
+                json!({
+                    "tabId": tab_id(),
+                    "condition": {"type": "string", "enum": ["appears", "gone", "url_matches"]},
+                    "by": {"type": "string", "enum": ["text", "regex", "role", "aria_label", "selector"], "default": "text"},
+                    "pattern": {"type": "string", "minLength": 1},
+                    "scope": {"type": "string", "minLength": 1},
+                    "case_sensitive": {"type": "boolean", "default": false},
+                    "regex": {"type": "boolean", "default": false},
+                    "timeout_ms": {"type": "integer", "minimum": 0, "maximum": wait::MAX_WAIT_MS, "default": 5000},
+                    "interval_ms": {"type": "integer", "minimum": 50, "maximum": 5000, "default": 200}
+                }),
+                &["tabId", "condition", "pattern"],
             ),
         ),
         verb(

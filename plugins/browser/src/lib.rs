@@ -8,7 +8,7 @@
 //! - `browser.rs`: the session, tab ids <-> window handles, the current window.
 //! - `webdriver.rs` + `http.rs`: commands, and WebDriver errors as failures.
 //! - `page.js` + `page.rs`: the page library (tree, refs, find, form input).
-//! - `tabs.rs`, `computer.rs`, `content.rs`: the verbs; `catalog.rs`: the verb table
+//! - `tabs.rs`, `computer.rs`, `content.rs`, `wait.rs`: the verbs; `catalog.rs`: the verb table
 //!   (names, schemas and handlers) the SDK derives `describe` and `invoke` from.
 
 mod args;
@@ -21,6 +21,7 @@ mod http;
 mod keys;
 mod page;
 mod tabs;
+mod wait;
 mod webdriver;
 
 use stephost_plugin::{Plugin, Verb, export_plugin};
@@ -37,7 +38,7 @@ impl Plugin for BrowserPlugin {
     const DESCRIPTION: &'static str = "Drives a real browser (headless Chromium by default, or \
         Firefox) over W3C WebDriver: tabs, navigation, mouse and keyboard, screenshots, an \
         accessibility-style page tree with element refs, find, form input, page text, \
-        JavaScript and dialogs.";
+        JavaScript, dialogs, and waiting for the page.";
     const BARE_TOOL_NAMES: bool = true;
     type State = Browser;
 

@@ -6,7 +6,7 @@
 use serde_json::{Map, Value, json};
 use stephost_plugin::{Handler, Verb};
 
-use crate::{MAX_SLEEP_MS, MAX_WAIT_MS, State, keyboard, look, pointer};
+use crate::{MAX_SLEEP_MS, MAX_WAIT_MS, State, a11y, keyboard, look, pointer};
 
 /// Fields that name a window.
 fn target_fields() -> Map<String, Value> {
@@ -240,37 +240,46 @@ pub(crate) fn verbs() -> Vec<Verb<State>> {
                 &["combo"],
                 true,
             ),
-        ),
+        )
+        .checked_by(a11y::check_combo),
         verb(
             "screenshot",
-            look::screenshot,
-            "Capture the target window, a region, or the screen, as a PNG image.",
+            crate::screenshot,
+            "Capture the target window, a region, or the screen, as a PNG image. detail \"text\" \
+             describes the window by its accessibility elements instead (no image, far fewer tokens); \
+             \"meta\" gives only its title and geometry.",
             false,
             object(
                 json!({
                     "region": region_schema("In screen pixels."),
-                    "monitor": {"type": "integer", "minimum": 0, "description": "Default: the primary."}
+                    "monitor": {"type": "integer", "minimum": 0, "description": "Default: the primary."},
+                    "detail": {"enum": ["image", "text", "meta"], "default": "image"}
                 }),
                 &[],
                 true,
             ),
-        ),
+        )
+        .checked_by(a11y::check_screenshot),
         verb(
             "wait_for",
-            look::wait_for,
+            crate::wait_for,
             "Wait for a condition: window_appears / window_gone (target), screen_settles (the screen, \
              a region or a window stops changing), region_changes (anything in the region or window \
-             changes). Fails with timeout when the time runs out.",
+             changes), element_appears / element_gone / element_matches (an accessibility element of \
+             the window, by element {path, name, role, text}), value_changes (that element's value). \
+             Fails with timeout when the time runs out.",
             false,
             wait_schema(),
-        ),
+        )
+        .checked_by(a11y::check_wait),
         verb(
             "wait_until",
-            look::wait_for,
+            crate::wait_for,
             "Same as wait_for.",
             false,
             wait_schema(),
-        ),
+        )
+        .checked_by(a11y::check_wait),
         verb(
             "sleep",
             crate::sleep,
@@ -283,29 +292,67 @@ pub(crate) fn verbs() -> Vec<Verb<State>> {
             ),
         ),
         verb(
+            "ui_elements",
+            a11y::ui_elements,
+            "List a window's accessibility elements (AT-SPI): path, role, name, value, states, \
+             actions, bounds, depth first. Filter by name or role substring, or interactive only. \
+             The paths are what press and set_text take. Needs an application that exports its tree \
+             (GTK does; Xt and Tk do not).",
+            false,
+            object(
+                json!({
+                    "name": {"type": "string", "description": "Name contains (any case)."},
+                    "role": {"type": "string", "description": "Role, e.g. push button, text, menu item."},
+                    "interactive": {"type": "boolean", "default": false, "description": "Only elements with actions or editable text."},
+                    "max_depth": {"type": "integer", "minimum": 0, "maximum": 64, "default": 16},
+                    "max_elements": {"type": "integer", "minimum": 1, "maximum": 5000, "default": 400}
+                }),
+                &[],
+                true,
+            ),
+        )
+        .checked_by(a11y::check_bus),
+        verb(
             "press",
-            crate::press,
-            "Press an accessibility-tree element by path (AT-SPI). Not supported by this plugin yet: \
-             fails with unsupported; click its coordinates instead.",
+            a11y::press,
+            "Press an accessibility element: by path (from ui_elements; pass the name you saw as \
+             expect_name, and a changed tree fails world-moved with nothing pressed), or by name \
+             (and role) in the target window. Runs its first action, or the one named by action. \
+             Independent of where it is drawn: works on covered windows too.",
             true,
             object(
-                json!({"path": {"type": "string"}, "expect_name": {"type": "string"}}),
-                &["path"],
-                false,
+                json!({
+                    "path": {"type": "string", "minLength": 1, "description": "e.g. 0x1a00003/0/2/1"},
+                    "expect_name": {"type": "string"},
+                    "name": {"type": "string", "description": "Find by name instead of path."},
+                    "role": {"type": "string"},
+                    "action": {"type": "string", "description": "Default: the element's first action."}
+                }),
+                &[],
+                true,
             ),
-        ),
+        )
+        .checked_by(a11y::check_bus),
         verb(
             "set_text",
-            crate::set_text,
-            "Set an accessibility-tree element's text by path (AT-SPI). Not supported by this plugin \
-             yet: fails with unsupported; click the field and use type instead.",
+            a11y::set_text,
+            "Replace an accessibility element's text (a text field), by path (with expect_name) or \
+             by name (and role) in the target window; a label's name finds the field after it. \
+             Sets a numeric value for sliders and spin buttons.",
             true,
             object(
-                json!({"path": {"type": "string"}, "text": {"type": "string"}}),
-                &["path", "text"],
-                false,
+                json!({
+                    "path": {"type": "string", "minLength": 1},
+                    "text": {"type": "string", "maxLength": 100000},
+                    "expect_name": {"type": "string"},
+                    "name": {"type": "string"},
+                    "role": {"type": "string"}
+                }),
+                &["text"],
+                true,
             ),
-        ),
+        )
+        .checked_by(a11y::check_bus),
         verb(
             "look_begin",
             look::begin,
@@ -340,8 +387,20 @@ fn wait_schema() -> Value {
         json!({
             "condition": {"enum": [
                 "window_appears", "window_gone", "screen_settles", "region_changes",
-                "window_exists", "window_closed", "settled", "changed"
+                "window_exists", "window_closed", "settled", "changed",
+                "element_appears", "element_gone", "element_matches", "value_changes"
             ]},
+            "element": {
+                "type": "object",
+                "description": "For element_* and value_changes: which element.",
+                "properties": {
+                    "path": {"type": "string"},
+                    "name": {"type": "string"},
+                    "role": {"type": "string"},
+                    "text": {"type": "string", "description": "Name or value contains (element_matches)."}
+                },
+                "additionalProperties": false
+            },
             "region": region_schema("To watch (default: the target window, else the screen)."),
             "timeout_ms": {"type": "integer", "minimum": 0, "maximum": MAX_WAIT_MS, "default": 10000},
             "timeout": {"type": "number", "minimum": 0, "maximum": MAX_WAIT_MS / 1000, "description": "timeout_ms in seconds."},

@@ -40,6 +40,7 @@ fn into(w: &Option<WindowInfo>) -> String {
 pub(crate) fn type_text(state: &mut State, args: &Args) -> Result<Output, Failure> {
     let text = args.str("text")?;
     let window = receiver(state, args)?;
+    crate::look::before_acting(state, window.as_ref());
     input::type_text(text, expectation(&window)).map_err(|e| fail(e, true))?;
     if let Some(w) = &window {
         state.remember(w.id);
@@ -58,6 +59,7 @@ pub(crate) fn key(state: &mut State, args: &Args) -> Result<Output, Failure> {
         return Err(invalid("combo", "`combo` is empty"));
     }
     let window = receiver(state, args)?;
+    crate::look::before_acting(state, window.as_ref());
     // One call: the host checks every combo against the blocked list before
     // the first is sent.
     input::key_combo(&combos.join(" "), expectation(&window)).map_err(|e| fail(e, true))?;

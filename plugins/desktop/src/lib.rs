@@ -11,6 +11,7 @@
 //! Loads only where the operator granted `desktop = true` (the built-in
 //! plugin named `desktop` is granted by default).
 
+mod a11y;
 mod args;
 mod catalog;
 mod keyboard;
@@ -44,6 +45,8 @@ pub(crate) struct State {
     pub(crate) last_window: Option<u64>,
     /// The screen as `look_begin` saw it.
     pub(crate) mark: Option<pixels::Frame>,
+    /// What `look` and `wait_for` remember between steps (look.rs).
+    pub(crate) seen: look::Seen,
 }
 
 impl State {
@@ -69,24 +72,36 @@ impl Plugin for Desktop {
 
 export_plugin!(Desktop);
 
-pub(crate) fn press(_: &mut State, _: &Args) -> Result<Output, Failure> {
-    Err(needs_accessibility("press"))
+/// `screenshot`: pixels, or with `detail` text/meta a description.
+pub(crate) fn screenshot(state: &mut State, args: &Args) -> Result<Output, Failure> {
+    match args.opt_str("detail")? {
+        Some(detail @ ("text" | "meta")) => a11y::describe_window(state, args, detail),
+        _ => look::screenshot(state, args),
+    }
 }
 
-pub(crate) fn set_text(_: &mut State, _: &Args) -> Result<Output, Failure> {
-    Err(needs_accessibility("set_text"))
-}
-
-/// `unsupported` for the verbs that need the accessibility tree; nothing is sent.
-fn needs_accessibility(verb: &str) -> Failure {
-    Failure::new(
-        FailureCode::Unsupported,
-        format!(
-            "`{verb}` needs the accessibility tree (AT-SPI), which this plugin does not \
-             reach yet; use click at the element's coordinates and type instead"
-        ),
-    )
-    .with_input_fired(false)
+/// `wait_for`: element conditions here, window and pixel ones in `look`.
+pub(crate) fn wait_for(state: &mut State, args: &Args) -> Result<Output, Failure> {
+    match args.opt_str("condition")? {
+        Some(condition) if a11y::is_element_condition(condition) => {
+            let timeout = match (
+                args.opt_int("timeout_ms", 0..=MAX_WAIT_MS)?,
+                args.get("timeout"),
+            ) {
+                (Some(ms), _) => ms as u64,
+                (None, Some(s)) => {
+                    (s.as_f64()
+                        .unwrap_or(10.0)
+                        .clamp(0.0, MAX_WAIT_MS as f64 / 1000.0)
+                        * 1000.0) as u64
+                }
+                (None, None) => 10_000,
+            };
+            let condition = condition.to_owned();
+            a11y::wait_element(state, args, &condition, Duration::from_millis(timeout))
+        }
+        _ => look::wait_for(state, args),
+    }
 }
 
 /// A host error as a step failure. `acting`: whether the call could have sent

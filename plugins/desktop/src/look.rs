@@ -2,6 +2,15 @@
 //! that do_steps appends around a sequence.
 //!
 //! Comparisons run here, on raw pixels the host captures (see `pixels`).
+//!
+//! `look` mode auto shows the window the last step acted on (a click without a
+//! target acts on the window under the point), widened by what belongs to it:
+//! windows that appeared over it and changes that touch it (a menu drawn past
+//! its edge). Change elsewhere is left out and said so, and a small change
+//! that turns back while nothing is being done (a caret blinking) does not
+//! count. `wait_for` `region_changes` also compares with how the window looked
+//! right before the last pointer or keyboard step ([`Seen`]), so a change that
+//! step already made is not missed.
 
 use std::time::{Duration, Instant};
 
@@ -13,7 +22,7 @@ use stephost_plugin::desktop::{DesktopError, Rect};
 use stephost_plugin::{Content, Failure, FailureCode, Image, Output};
 
 use crate::args::{Args, invalid};
-use crate::pixels::{Area, Frame};
+use crate::pixels::{Area, Changes, Frame, Steadiness};
 use crate::target::{self, Query};
 use crate::{MAX_WAIT_MS, State, all_windows, fail, output};
 
@@ -23,6 +32,39 @@ const FRAME_INTERVAL: Duration = Duration::from_millis(100);
 const LOOK_QUIET: Duration = Duration::from_millis(200);
 /// Margin around a changed area shown when no window holds it.
 const MARGIN: i32 = 16;
+/// Changed cells (4x4 px) this far apart are one thing (a menu, a dialog).
+/// Two: a menu stays whole across the frame band cleared below a window.
+const GROUP_GAP: u32 = 2;
+/// Fewest cells (4x4 px) a change outside the window must have to count as a
+/// popup of it (a menu, a tooltip): fewer is the window next door redrawing
+/// its caret a few pixels away.
+const MIN_POPUP_CELLS: u64 = 40;
+/// A change of at most this many cells in the window, each part of it no
+/// wider than [`CARET_WIDTH`] and no taller than [`CARET_HEIGHT`], may be a
+/// caret blinking: `look` watches it for a while before calling it a change.
+/// Anything else (a digit, a checkbox) is a change at once, so the watch costs
+/// only where it could be wrong. Two cells wide holds an I-beam caret across a
+/// cell edge; a terminal's block cursor is as wide as a glyph and counts as a
+/// change.
+const SMALL_CHANGE: u64 = 24;
+const CARET_WIDTH: u32 = 8;
+const CARET_HEIGHT: u32 = 48;
+/// How long a small change is watched for turning back. Carets blink with
+/// half-periods of 300 to 800 ms (xterm and Tk 600/300, GTK 800/400).
+const BLINK_WATCH: Duration = Duration::from_millis(900);
+/// Largest window captured before each acting step for `region_changes`:
+/// above it the capture costs more than the wait it could shorten.
+const BEFORE_ACTION_MAX_PIXELS: u64 = 1_400_000;
+
+/// What `look` and `wait_for` remember between steps.
+#[derive(Debug, Default)]
+pub(crate) struct Seen {
+    /// The top-level windows at `look_begin`, to tell which appeared since.
+    windows_at_mark: Option<Vec<u64>>,
+    /// The window the last pointer or keyboard step acted on, captured right
+    /// before it acted.
+    before_action: Option<Frame>,
+}
 
 /// What to capture.
 #[derive(Debug, Clone, Copy)]
@@ -66,8 +108,9 @@ fn frame(source: Source) -> Result<Frame, Failure> {
     })
 }
 
-/// Watches `source` until nothing changed for `quiet`, or `max` passed.
-/// Returns the last frame, whether it settled, and how long it took.
+/// Watches `source` until nothing changed for `quiet` (but cells that blink),
+/// or `max` passed. Returns the last frame, whether it settled, and how long
+/// it took.
 fn settle(
     source: Source,
     max: Duration,
@@ -79,11 +122,14 @@ fn settle(
         return Ok((previous, false, start.elapsed()));
     }
     let mut still_since: Option<Instant> = None;
+    // A caret blinking (or any cell turning back and forth) would keep the
+    // screen from ever holding still: cells seen turning back stop counting.
+    let mut steady = Steadiness::new(&previous);
     loop {
         std::thread::sleep(FRAME_INTERVAL);
         let taken = Instant::now();
         let current = frame(source)?;
-        if previous.diff(&current).changed == 0 {
+        if !steady.moved(&previous, &current) {
             let since = *still_since.get_or_insert(taken - FRAME_INTERVAL);
             if taken - since >= quiet {
                 return Ok((current, true, start.elapsed()));
@@ -153,9 +199,13 @@ fn named_window(args: &Args) -> Result<Option<WindowInfo>, Failure> {
 }
 
 pub(crate) fn screenshot(_: &mut State, args: &Args) -> Result<Output, Failure> {
+    let mut covered = None;
     let (source, label) = if let Some(r) = region(args, "region")? {
         (Source::Region(r), "region".to_owned())
-    } else if let Some(w) = named_window(args)? {
+    } else if let Some(query) = Query::from_args(args)? {
+        let list = all_windows()?;
+        let w = query.pick(&list)?;
+        covered = coverage(&list, w);
         (Source::Window(w.id), format!("window {:?}", w.title))
     } else {
         let monitor = args.opt_int("monitor", 0..=i64::from(u32::MAX))?;
@@ -164,11 +214,76 @@ pub(crate) fn screenshot(_: &mut State, args: &Args) -> Result<Output, Failure> 
             "screen".to_owned(),
         )
     };
-    let (value, image) = png(capture(source, ImageFormat::Png)?, &label);
-    let text = format!("screenshot of the {label}");
+    let (mut value, image) = png(capture(source, ImageFormat::Png)?, &label);
+    let mut text = format!("screenshot of the {label}");
+    if let Some(c) = covered {
+        text.push_str(&format!(
+            "; warning: {:.0}% of it is covered by {}, and the picture shows what is on screen there \
+             (focus_window raises it)",
+            c.fraction * 100.0,
+            c.by.iter()
+                .map(|w| format!("{:?}", w.title))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+        value["covered_fraction"] = json!(c.fraction);
+        value["covered_by"] = json!(c.by.iter().map(target::window_json).collect::<Vec<_>>());
+        value["warning"] = json!(text.clone());
+    }
     Ok(Output {
         value: value.to_string(),
         content: vec![Content::Text(text), image],
+    })
+}
+
+/// The windows stacked above a window that overlap it, and how much of it
+/// they hide together.
+struct Covered {
+    by: Vec<WindowInfo>,
+    fraction: f64,
+}
+
+/// Side of the grid `coverage` measures on, in pixels.
+const COVER_CELL: u32 = 8;
+
+fn coverage(list: &[WindowInfo], window: &WindowInfo) -> Option<Covered> {
+    let base = area(&window.geometry);
+    let at = list.iter().position(|w| w.id == window.id)?;
+    let by: Vec<WindowInfo> = list[at + 1..]
+        .iter()
+        .filter(|w| area(&w.geometry).overlap(&base) > 0)
+        .cloned()
+        .collect();
+    if by.is_empty() {
+        return None;
+    }
+    // The union of the overlaps, on a coarse grid (windows overlap each other too).
+    let (cols, rows) = (
+        base.width.div_ceil(COVER_CELL),
+        base.height.div_ceil(COVER_CELL),
+    );
+    let mut hidden = 0u64;
+    for row in 0..rows {
+        for col in 0..cols {
+            let cell = Area {
+                x: base.x + (col * COVER_CELL) as i32,
+                y: base.y + (row * COVER_CELL) as i32,
+                width: COVER_CELL,
+                height: COVER_CELL,
+            };
+            let (cx, cy) = (
+                cell.x + COVER_CELL as i32 / 2,
+                cell.y + COVER_CELL as i32 / 2,
+            );
+            if by.iter().any(|w| area(&w.geometry).contains(cx, cy)) {
+                hidden += 1;
+            }
+        }
+    }
+    let fraction = hidden as f64 / (u64::from(cols) * u64::from(rows)).max(1) as f64;
+    Some(Covered {
+        by,
+        fraction: fraction.max(0.01),
     })
 }
 
@@ -193,7 +308,7 @@ fn timed_out(message: String) -> Failure {
     Failure::new(FailureCode::Timeout, message).with_input_fired(false)
 }
 
-pub(crate) fn wait_for(_: &mut State, args: &Args) -> Result<Output, Failure> {
+pub(crate) fn wait_for(state: &mut State, args: &Args) -> Result<Output, Failure> {
     let condition = match args.str("condition")? {
         "window_appears" | "window_exists" => Condition::Appears,
         "window_gone" | "window_closed" => Condition::Gone,
@@ -238,6 +353,7 @@ pub(crate) fn wait_for(_: &mut State, args: &Args) -> Result<Output, Failure> {
                 ))
             } else {
                 wait_change(
+                    state,
                     source,
                     args.opt_number("threshold", 0.0..=1.0)?.unwrap_or(0.0),
                     limit,
@@ -288,9 +404,34 @@ fn wait_window(args: &Args, present: bool, limit: Duration) -> Result<Output, Fa
     ))
 }
 
-fn wait_change(source: Source, threshold: f64, limit: Duration) -> Result<Output, Failure> {
+fn wait_change(
+    state: &mut State,
+    source: Source,
+    threshold: f64,
+    limit: Duration,
+) -> Result<Output, Failure> {
     let start = Instant::now();
     let base = frame(source)?;
+    // The step before this wait may have made the change already: compare
+    // with the capture taken right before it acted, where it covers what is
+    // watched. Used once, so a second wait waits for a new change.
+    if let Some(before) = state.seen.before_action.take()
+        && let Some(d) = changed_since(&before, &base.area)?
+        && d.0 > 0
+    {
+        let watched = base.cells.len().max(1) as f64;
+        let fraction = (d.0 as f64 / watched).min(1.0);
+        if fraction >= threshold {
+            return Ok(output(
+                json!({"changed_fraction": fraction, "changed_area": d.1.map(area_json), "ms": 0,
+                       "since": "before the last step"}),
+                format!(
+                    "{:.2}% changed since before the last step (already on screen)",
+                    fraction * 100.0
+                ),
+            ));
+        }
+    }
     loop {
         std::thread::sleep(FRAME_INTERVAL);
         let current = frame(source)?;
@@ -311,6 +452,38 @@ fn wait_change(source: Source, threshold: f64, limit: Duration) -> Result<Output
     }
 }
 
+/// How much of `watched` changed since `before` was captured: changed cells
+/// and their box, or `None` when `before` does not cover any of it.
+fn changed_since(before: &Frame, watched: &Area) -> Result<Option<(u64, Option<Area>)>, Failure> {
+    if before.area.overlap(watched) == 0 {
+        return Ok(None);
+    }
+    let now = frame(Source::Region(rect(&before.area)))?;
+    Ok(before.changes(&now).map(|c| c.within(watched)))
+}
+
+fn rect(a: &Area) -> Rect {
+    Rect {
+        x: a.x,
+        y: a.y,
+        width: a.width,
+        height: a.height,
+    }
+}
+
+/// Remembers how `window` looks right before a step acts on it, for a
+/// following `region_changes`. Any earlier capture is dropped first, so a wait
+/// never compares with a step before the last. Best effort: without it the
+/// wait measures from its own start, as it always did.
+pub(crate) fn before_acting(state: &mut State, window: Option<&WindowInfo>) {
+    state.seen.before_action = None;
+    let Some(w) = window else { return };
+    if area(&w.geometry).pixels() > BEFORE_ACTION_MAX_PIXELS {
+        return;
+    }
+    state.seen.before_action = frame(Source::Window(w.id)).ok();
+}
+
 fn area_json(a: Area) -> Value {
     json!({"x": a.x, "y": a.y, "width": a.width, "height": a.height})
 }
@@ -319,21 +492,18 @@ pub(crate) fn begin(state: &mut State, _: &Args) -> Result<Output, Failure> {
     let f = frame(Source::Screen(None))?;
     let a = f.area;
     state.mark = Some(f);
+    state.seen.windows_at_mark = Some(all_windows()?.iter().map(|w| w.id).collect());
+    // A new sequence: "the window the last step acted on" is one of its steps.
+    state.last_window = None;
     Ok(output(
         json!({"marked": area_json(a)}),
         "remembered the screen for look",
     ))
 }
 
-/// The window a change most likely belongs to: the last window acted on if
-/// the change touches it, else the one holding most of the change (the
-/// top-most on a tie).
-fn affected(list: &[WindowInfo], bbox: Area, last_window: Option<u64>) -> Option<&WindowInfo> {
-    if let Some(last) = last_window.and_then(|id| list.iter().find(|w| w.id == id))
-        && area(&last.geometry).overlap(&bbox) > 0
-    {
-        return Some(last);
-    }
+/// The window a change most likely belongs to: the one holding most of it
+/// (the top-most on a tie).
+fn affected(list: &[WindowInfo], bbox: Area) -> Option<&WindowInfo> {
     let mut best: Option<(&WindowInfo, u64)> = None;
     for w in list {
         let o = area(&w.geometry).overlap(&bbox);
@@ -421,20 +591,276 @@ fn look_auto(state: &mut State, settle_max: Duration) -> Result<Output, Failure>
             "mode auto needs look_begin before the steps (do_steps adds it)",
         ));
     };
+    let at_mark = state.seen.windows_at_mark.take();
     let (after, settled, took) = settle(Source::Screen(None), settle_max, LOOK_QUIET)?;
-    let d = before.diff(&after);
     let note = settle_note(settled, took, settle_max);
-    let Some(bbox) = d.bbox.filter(|_| d.changed > 0) else {
-        let text =
-            format!("nothing changed on screen since the first step{note}; no picture attached");
-        return Ok(Output {
-            value: json!({"mode": "auto", "changed": false, "changed_fraction": 0.0, "settled": settled,
-                          "settle_ms": took.as_millis() as u64, "text": text}).to_string(),
-            content: vec![Content::Text(text)],
-        });
-    };
     let list = all_windows()?;
-    let (source, label, window) = match affected(&list, bbox, state.last_window) {
+    let appeared: Vec<&WindowInfo> = match &at_mark {
+        Some(ids) => list.iter().filter(|w| !ids.contains(&w.id)).collect(),
+        None => Vec::new(),
+    };
+    // The window the steps acted on, else one that appeared meanwhile.
+    let acted = state
+        .last_window
+        .and_then(|id| list.iter().find(|w| w.id == id))
+        .or_else(|| appeared.last().copied());
+    if let (Some(w), Some(changes)) = (acted, before.changes(&after))
+        && let Some(out) =
+            look_at_window(&before, changes, w, &list, &appeared, &note, settled, took)?
+    {
+        return Ok(out);
+    }
+    look_at_change(&before, &after, &list, &note, settled, took)
+}
+
+/// Where a window manager's frame may be drawn around a client area: the
+/// title bar above, borders elsewhere (the plugin sees client areas only).
+fn decoration(client: &Area) -> Area {
+    Area {
+        x: client.x - target::BORDER,
+        y: client.y - target::TITLE_BAR,
+        width: client.width + 2 * target::BORDER as u32,
+        height: client.height + (target::TITLE_BAR + target::BORDER) as u32,
+    }
+}
+
+/// The answer when nothing (that counts) changed.
+fn unchanged(text: String, settled: bool, took: Duration, extra: Value) -> Output {
+    let mut value = json!({"mode": "auto", "changed": false, "changed_fraction": 0.0, "settled": settled,
+                           "settle_ms": took.as_millis() as u64, "text": text});
+    if let (Some(v), Value::Object(e)) = (value.as_object_mut(), extra) {
+        v.extend(e);
+    }
+    Output {
+        value: value.to_string(),
+        content: vec![Content::Text(text)],
+    }
+}
+
+/// Look auto on the window `w` the steps acted on: the window, widened by
+/// what appeared over it and by changes that touch it, clipped to the screen.
+/// `None` when the window is off the screen.
+#[allow(clippy::too_many_arguments)]
+fn look_at_window(
+    before: &Frame,
+    mut changes: Changes,
+    w: &WindowInfo,
+    list: &[WindowInfo],
+    appeared: &[&WindowInfo],
+    note: &str,
+    settled: bool,
+    took: Duration,
+) -> Result<Option<Output>, Failure> {
+    let screen = before.area;
+    let Some(mut shown) = area(&w.geometry).intersect(&screen) else {
+        return Ok(None);
+    };
+    let managed = windows::window_manager().is_ok_and(|m| m.is_some());
+    let total = changes.count();
+    let clients: Vec<Area> = list.iter().map(|v| area(&v.geometry)).collect();
+    let frame = |a: &Area| if managed { decoration(a) } else { *a };
+    // Windows stacked above `w` hide it, so change where they are is theirs;
+    // except windows that appeared since look_begin, which belong to it.
+    let above: Vec<Area> = list
+        .iter()
+        .skip_while(|v| v.id != w.id)
+        .skip(1)
+        .filter(|v| !appeared.iter().any(|a| a.id == v.id))
+        .map(|v| frame(&area(&v.geometry)))
+        .collect();
+    // A manager redraws the frames when the focus moves (title bars lit and
+    // dimmed): decoration, which left in would join the window's own change
+    // to its neighbour's.
+    let frames: Vec<Area> = if managed {
+        clients.iter().map(decoration).collect()
+    } else {
+        Vec::new()
+    };
+    changes.clear_where(|cell| {
+        above.iter().any(|a| a.overlap(cell) > 0)
+            || (frames.iter().any(|f| f.overlap(cell) > 0)
+                && clients.iter().all(|c| c.overlap(cell) == 0))
+    });
+    let groups = changes.groups(GROUP_GAP);
+    // Grow until nothing more touches: a menu over the edge, a dialog on top,
+    // a submenu beside that menu. A group belongs when one of its cells is
+    // in and it has enough outside; it adds the cells it has outside (a cell
+    // across the edge adds nothing).
+    let mut attached: Vec<Area> = Vec::new();
+    loop {
+        let mut grown = shown;
+        for a in appeared {
+            let a = area(&a.geometry);
+            if a.overlap(&grown) > 0 && a.intersect(&grown) != Some(a) {
+                grown = grown.union(&a);
+                attached.push(a);
+            }
+        }
+        for g in &groups {
+            if let (n, Some(out)) = changes.outside(g, &grown)
+                && n >= MIN_POPUP_CELLS
+                && changes.reaches(g, &grown)
+            {
+                grown = grown.union(&out);
+                attached.push(out);
+            }
+        }
+        let grown = grown.intersect(&screen).unwrap_or(grown);
+        if grown == shown {
+            break;
+        }
+        shown = grown;
+    }
+    let widened = shown != area(&w.geometry).intersect(&screen).unwrap_or(shown);
+    let (mut inside, _) = changes.within(&shown);
+    let elsewhere = total - inside;
+    let mut blinking = 0;
+    if may_be_a_caret(&changes, &shown, inside) {
+        blinking = discount_blinking(before, &mut changes, &shown)?;
+        inside = changes.within(&shown).0;
+    }
+    let (_, bbox) = changes.within(&shown);
+    let what = format!("window {:?}", w.title);
+    let mut extra = json!({"window": target::window_json(w)});
+    if !attached.is_empty() {
+        extra["attached"] = json!(attached.iter().map(|a| area_json(*a)).collect::<Vec<_>>());
+    }
+    if elsewhere > 0 {
+        extra["ignored_cells_elsewhere"] = json!(elsewhere);
+    }
+    if blinking > 0 {
+        extra["ignored_blinking_cells"] = json!(blinking);
+    }
+    let ignored = match (elsewhere, blinking) {
+        (0, 0) => String::new(),
+        (e, 0) => format!(" (changes elsewhere on screen left out: {e} cells)"),
+        (0, b) => format!(" ({b} cells that blink left out)"),
+        (e, b) => format!(" (changes elsewhere left out: {e} cells; {b} that blink)"),
+    };
+    let Some(bbox) = bbox.filter(|_| inside > 0) else {
+        let text = format!(
+            "nothing changed in the {what} since the first step{ignored}{note}; no picture attached"
+        );
+        return Ok(Some(unchanged(text, settled, took, extra)));
+    };
+    let label = if widened {
+        format!("{what} with what opened over and around it")
+    } else {
+        what.clone()
+    };
+    let (mut value, image) = png(
+        capture(Source::Region(rect(&shown)), ImageFormat::Png)?,
+        &label,
+    );
+    let fraction = inside as f64 / changes.total().max(1) as f64;
+    let text = format!(
+        "the {what} changed ({:.2}% of the screen, {}x{} at ({}, {})){ignored}{note}; showing the {label}",
+        fraction * 100.0,
+        bbox.width,
+        bbox.height,
+        bbox.x,
+        bbox.y
+    );
+    value["mode"] = json!("auto");
+    value["changed"] = json!(true);
+    value["changed_fraction"] = json!(fraction);
+    value["changed_area"] = area_json(bbox);
+    value["settled"] = json!(settled);
+    value["settle_ms"] = json!(took.as_millis() as u64);
+    if let (Some(v), Value::Object(e)) = (value.as_object_mut(), extra) {
+        v.extend(e);
+    }
+    value["text"] = json!(text);
+    Ok(Some(Output {
+        value: value.to_string(),
+        content: vec![Content::Text(text), image],
+    }))
+}
+
+/// Whether the `inside` changed cells in `shown` could all be a blinking
+/// caret (see [`SMALL_CHANGE`]).
+fn may_be_a_caret(changes: &Changes, shown: &Area, inside: u64) -> bool {
+    (1..=SMALL_CHANGE).contains(&inside)
+        && changes
+            .groups(GROUP_GAP)
+            .iter()
+            .filter(|g| changes.reaches(g, shown))
+            .all(|g| g.bbox.width <= CARET_WIDTH && g.bbox.height <= CARET_HEIGHT)
+}
+
+/// Watches a small change in `shown` for up to [`BLINK_WATCH`]: cells that
+/// turn back to how they were before the steps, with nothing being done, are
+/// a caret or a blinking light, not something the steps did. Returns how many
+/// were left out. A real change stays, so this costs its full watch.
+fn discount_blinking(before: &Frame, changes: &mut Changes, shown: &Area) -> Result<u64, Failure> {
+    let cells: Vec<Area> = changes.cells().filter(|c| c.overlap(shown) > 0).collect();
+    let Some(watch) = cells
+        .iter()
+        .copied()
+        .reduce(|a, b| a.union(&b))
+        .and_then(|b| b.snap_to(&before.area))
+    else {
+        return Ok(0);
+    };
+    let mut pending = cells;
+    let mut turned_back = 0;
+    let start = Instant::now();
+    while !pending.is_empty() && start.elapsed() < BLINK_WATCH {
+        std::thread::sleep(FRAME_INTERVAL);
+        let now = frame(Source::Region(rect(&watch)))?;
+        pending.retain(|c| {
+            if before.same_at(&now, c.x, c.y) {
+                changes.clear_at(c.x, c.y);
+                turned_back += 1;
+                false
+            } else {
+                true
+            }
+        });
+    }
+    Ok(turned_back)
+}
+
+/// Look auto with no window acted on: the window holding most of the change
+/// (or a region around it), as before there was an acted-on window.
+fn look_at_change(
+    before: &Frame,
+    after: &Frame,
+    list: &[WindowInfo],
+    note: &str,
+    settled: bool,
+    took: Duration,
+) -> Result<Output, Failure> {
+    let d = before.diff(after);
+    let mut blinking = 0;
+    let (changed, bbox) = match before.changes(after) {
+        Some(mut changes) => {
+            if may_be_a_caret(&changes, &before.area, changes.count()) {
+                blinking = discount_blinking(before, &mut changes, &before.area)?;
+            }
+            changes.within(&before.area)
+        }
+        // Another screen size: everything changed.
+        None => (d.changed, d.bbox),
+    };
+    let Some(bbox) = bbox.filter(|_| changed > 0) else {
+        let blink = if blinking > 0 {
+            format!(" ({blinking} cells that blink left out)")
+        } else {
+            String::new()
+        };
+        let text = format!(
+            "nothing changed on screen since the first step{blink}{note}; no picture attached"
+        );
+        return Ok(unchanged(
+            text,
+            settled,
+            took,
+            json!({"ignored_blinking_cells": blinking}),
+        ));
+    };
+    let fraction = changed as f64 / d.total.max(1) as f64;
+    let (source, label, window) = match affected(list, bbox) {
         Some(w) => (
             Source::Window(w.id),
             format!("window {:?}", w.title),
@@ -453,7 +879,7 @@ fn look_auto(state: &mut State, settle_max: Duration) -> Result<Output, Failure>
     let (mut value, image) = png(capture(source, ImageFormat::Png)?, &label);
     let text = format!(
         "{:.2}% of the screen changed ({}x{} at ({}, {})){note}; showing the {label}",
-        d.fraction() * 100.0,
+        fraction * 100.0,
         bbox.width,
         bbox.height,
         bbox.x,
@@ -461,7 +887,7 @@ fn look_auto(state: &mut State, settle_max: Duration) -> Result<Output, Failure>
     );
     value["mode"] = json!("auto");
     value["changed"] = json!(true);
-    value["changed_fraction"] = json!(d.fraction());
+    value["changed_fraction"] = json!(fraction);
     value["changed_area"] = area_json(bbox);
     value["window"] = window.unwrap_or(Value::Null);
     value["settled"] = json!(settled);

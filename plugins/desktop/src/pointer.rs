@@ -3,17 +3,20 @@
 //! With a target the window is resolved and activated, coordinates may be
 //! window-relative, the point must lie on the window (else `not-found`:
 //! nothing was clicked), and the host re-checks geometry and coverage right
-//! before sending (`world-moved`).
+//! before sending (`world-moved`). Under a window manager the window includes
+//! the frame it draws (a title-bar drag), which only the host knows, so there
+//! the host makes the on-window check. Without a target the step acts on the
+//! window under the point, which `look` is told about.
 
 use serde_json::{Value, json};
 
 use stephost_plugin::desktop::input::{self, Expectation, MouseButton};
-use stephost_plugin::desktop::windows::WindowInfo;
+use stephost_plugin::desktop::windows::{self, WindowInfo};
 use stephost_plugin::{Failure, FailureCode, Output};
 
 use crate::args::{Args, DesktopArgs, invalid};
 use crate::target::{self, Query};
-use crate::{State, fail, output, resolve_and_activate};
+use crate::{State, all_windows, fail, look, output, resolve_and_activate};
 
 fn button_name(button: MouseButton) -> &'static str {
     match button {
@@ -43,6 +46,11 @@ fn button(args: &Args, default: MouseButton) -> Result<MouseButton, Failure> {
             ));
         }
     })
+}
+
+/// Whether a window manager runs (and so draws frames the host knows about).
+fn managed() -> bool {
+    windows::window_manager().is_ok_and(|m| m.is_some())
 }
 
 /// The target window, activated, when the input names one.
@@ -84,7 +92,9 @@ impl Aim {
             width: g.width,
             height: g.height,
         };
-        if !on_window.contains(sx, sy) {
+        // Off the client area but maybe on the frame: the host checks that
+        // (not-found when off the frame too), nothing is sent before.
+        if !on_window.contains(sx, sy) && !managed() {
             return Err(Failure::new(
                 FailureCode::NotFound,
                 format!(
@@ -95,6 +105,20 @@ impl Aim {
             .with_input_fired(false));
         }
         Ok((sx, sy))
+    }
+
+    /// The window the step acts on: its target, else the top-most window
+    /// under the point. Told to `look` (which pictures it) and captured for
+    /// `wait_for region_changes`; neither stops the step when it fails.
+    fn acting_on(&self, state: &mut State, x: i32, y: i32) -> Option<WindowInfo> {
+        let window = match &self.window {
+            Some(w) => Some(w.clone()),
+            None => all_windows()
+                .ok()
+                .and_then(|list| target::window_at(&list, x, y, managed).cloned()),
+        };
+        look::before_acting(state, window.as_ref());
+        window
     }
 
     fn expectation(&self) -> Option<Expectation> {
@@ -113,11 +137,15 @@ impl Aim {
     }
 
     fn on(&self) -> String {
-        self.window
-            .as_ref()
-            .map(|w| format!(" on {:?}", w.title))
-            .unwrap_or_default()
+        on(self.window.as_ref())
     }
+}
+
+/// " on \"title\"" for result text; empty without a window.
+fn on(window: Option<&WindowInfo>) -> String {
+    window
+        .map(|w| format!(" on {:?}", w.title))
+        .unwrap_or_default()
 }
 
 pub(crate) fn click(state: &mut State, args: &Args) -> Result<Output, Failure> {
@@ -145,11 +173,12 @@ fn clicks(state: &mut State, args: &Args, verb: &str) -> Result<Output, Failure>
     let (x, y) = (args.coord("x")?, args.coord("y")?);
     let aim = Aim::from_args(state, args)?;
     let (sx, sy) = aim.point(x, y)?;
+    let hit = aim.acting_on(state, sx, sy);
     input::click(sx, sy, button, count, aim.expectation()).map_err(|e| fail(e, true))?;
-    if let Some(w) = &aim.window {
+    if let Some(w) = &hit {
         state.remember(w.id);
     }
-    let text = format!("{verb} at ({sx}, {sy}){}", aim.on());
+    let text = format!("{verb} at ({sx}, {sy}){}", on(hit.as_ref()));
     Ok(output(
         json!({"x": sx, "y": sy, "button": button_name(button), "count": count, "window": aim.json()}),
         text,
@@ -160,6 +189,9 @@ pub(crate) fn move_to(state: &mut State, args: &Args) -> Result<Output, Failure>
     let (x, y) = (args.coord("x")?, args.coord("y")?);
     let aim = Aim::from_args(state, args)?;
     let (sx, sy) = aim.point(x, y)?;
+    // A move acts (hover), but is not captured: moves come in bulk, and a
+    // wait after one measures from its own start.
+    look::before_acting(state, None);
     input::move_pointer(sx, sy, aim.expectation()).map_err(|e| fail(e, true))?;
     Ok(output(
         json!({"x": sx, "y": sy, "window": aim.json()}),
@@ -178,10 +210,14 @@ pub(crate) fn drag(state: &mut State, args: &Args) -> Result<Output, Failure> {
         (Some(w), true) => (w.geometry.x + to.0, w.geometry.y + to.1),
         _ => to,
     };
+    let hit = aim.acting_on(state, fx, fy);
     input::drag(fx, fy, tx, ty, button, aim.expectation()).map_err(|e| fail(e, true))?;
+    if let Some(w) = &hit {
+        state.remember(w.id);
+    }
     Ok(output(
         json!({"from": [fx, fy], "to": [tx, ty], "window": aim.json()}),
-        format!("dragged ({fx}, {fy}) -> ({tx}, {ty}){}", aim.on()),
+        format!("dragged ({fx}, {fy}) -> ({tx}, {ty}){}", on(hit.as_ref())),
     ))
 }
 
@@ -198,9 +234,16 @@ pub(crate) fn scroll(state: &mut State, args: &Args) -> Result<Output, Failure> 
     }
     let aim = Aim::from_args(state, args)?;
     let (sx, sy) = aim.point(x, y)?;
+    let hit = aim.acting_on(state, sx, sy);
     input::scroll(sx, sy, dx, dy, aim.expectation()).map_err(|e| fail(e, true))?;
+    if let Some(w) = &hit {
+        state.remember(w.id);
+    }
     Ok(output(
         json!({"x": sx, "y": sy, "dx": dx, "dy": dy, "window": aim.json()}),
-        format!("scrolled dx={dx} dy={dy} at ({sx}, {sy}){}", aim.on()),
+        format!(
+            "scrolled dx={dx} dy={dy} at ({sx}, {sy}){}",
+            on(hit.as_ref())
+        ),
     ))
 }

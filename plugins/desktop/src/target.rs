@@ -158,6 +158,37 @@ fn not_found(query: &Query, windows: &[WindowInfo]) -> Failure {
     .with_details(json!({ "query": query.describe() }))
 }
 
+/// How far a window manager's frame may reach past a client's area: the title
+/// bar above, borders elsewhere. The plugin sees client areas only; this is
+/// for telling which window a point without a target is on.
+pub(crate) const TITLE_BAR: i32 = 40;
+pub(crate) const BORDER: i32 = 8;
+
+/// The top-most window under (x, y) in `windows` (bottom to top): the first,
+/// from the top, whose client area holds the point or, when `managed` says a
+/// window manager draws frames, whose frame would.
+pub(crate) fn window_at(
+    windows: &[WindowInfo],
+    x: i32,
+    y: i32,
+    mut managed: impl FnMut() -> bool,
+) -> Option<&WindowInfo> {
+    let mut frames: Option<bool> = None;
+    windows.iter().rev().find(|w| {
+        let g = &w.geometry;
+        let (left, top) = (i64::from(g.x), i64::from(g.y));
+        let (right, bottom) = (left + i64::from(g.width), top + i64::from(g.height));
+        let (px, py) = (i64::from(x), i64::from(y));
+        if (left..right).contains(&px) && (top..bottom).contains(&py) {
+            return true;
+        }
+        let (b, t) = (i64::from(BORDER), i64::from(TITLE_BAR));
+        (left - b..right + b).contains(&px)
+            && (top - t..bottom + b).contains(&py)
+            && *frames.get_or_insert_with(&mut managed)
+    })
+}
+
 /// A window as JSON for results.
 pub(crate) fn window_json(w: &WindowInfo) -> Value {
     json!({
@@ -243,5 +274,32 @@ mod tests {
         let missing = q("nothing").pick(&list).expect_err("none");
         assert_eq!(missing.code, FailureCode::NotFound);
         assert!(missing.message.contains("\"Notes\""), "{}", missing.message);
+    }
+
+    #[test]
+    fn the_window_under_a_point_is_the_top_most_and_frames_count_under_a_manager() {
+        let mut low = win(1, "low", "Tk", false);
+        low.geometry = Rect {
+            x: 0,
+            y: 0,
+            width: 300,
+            height: 300,
+        };
+        let mut high = win(2, "high", "Tk", true);
+        high.geometry = Rect {
+            x: 100,
+            y: 100,
+            width: 100,
+            height: 100,
+        };
+        let list = vec![low, high];
+        let id = |x, y, wm: bool| window_at(&list, x, y, || wm).map(|w| w.id);
+        assert_eq!(id(150, 150, false), Some(2));
+        assert_eq!(id(50, 50, false), Some(1));
+        // On the title bar of the top window: its frame under a manager, the
+        // window below without one.
+        assert_eq!(id(150, 80, true), Some(2));
+        assert_eq!(id(150, 80, false), Some(1));
+        assert_eq!(id(400, 400, true), None);
     }
 }

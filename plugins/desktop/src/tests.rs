@@ -33,6 +33,7 @@ fn describe_lists_every_verb_with_a_closed_object_schema() {
         "sleep",
         "press",
         "set_text",
+        "ui_elements",
         "look_begin",
         "look",
     ] {
@@ -54,18 +55,171 @@ fn describe_lists_every_verb_with_a_closed_object_schema() {
     );
 }
 
-#[test]
-fn accessibility_verbs_are_unsupported_and_fire_nothing() {
-    // Inputs valid for each verb's schema: the SDK refuses fields a schema lacks.
-    let cases = [
-        ("press", json!({"path": "a/b"})),
-        ("set_text", json!({"path": "a/b", "text": "x"})),
-    ];
-    for (verb, input) in cases {
-        let f = call(verb, input).expect_err("unsupported");
-        assert_eq!(f.code, FailureCode::Unsupported);
-        assert!(!f.input_fired);
+/// What a test host records, shared with the test that installed it.
+type Record<T> = std::rc::Rc<std::cell::RefCell<Vec<T>>>;
+
+/// A desktop with one dialog whose tree is a label, an entry and a button.
+#[derive(Default)]
+struct Dialog {
+    pressed: Record<(String, Option<String>)>,
+    set: Record<(String, String)>,
+}
+
+fn element(path: &str, role: &str, name: &str, actions: &[&str], editable: bool) -> Element {
+    Element {
+        path: path.into(),
+        role: role.into(),
+        name: name.into(),
+        description: String::new(),
+        value: None,
+        states: vec!["showing".into()],
+        actions: actions.iter().map(|a| (*a).to_owned()).collect(),
+        bounds: None,
+        editable,
+        child_count: 0,
     }
+}
+
+fn dialog_window() -> WindowInfo {
+    WindowInfo {
+        id: 0x40,
+        title: "Name please".into(),
+        class: "Zenity".into(),
+        instance: "zenity".into(),
+        pid: Some(7),
+        geometry: stephost_plugin::desktop::Rect {
+            x: 0,
+            y: 0,
+            width: 300,
+            height: 120,
+        },
+        focused: true,
+    }
+}
+
+impl MockHost for Dialog {
+    fn list_windows(&mut self) -> Result<Vec<WindowInfo>, DesktopError> {
+        Ok(vec![dialog_window()])
+    }
+    fn get_window(&mut self, _: u64) -> Result<WindowInfo, DesktopError> {
+        Ok(dialog_window())
+    }
+    fn status(&mut self) -> Result<(), DesktopError> {
+        Ok(())
+    }
+    fn check_combo(&mut self, combo: &str) -> Result<(), DesktopError> {
+        if combo.contains("Nope") {
+            Err(DesktopError::Invalid("unknown key `Nope`".into()))
+        } else {
+            Ok(())
+        }
+    }
+    fn window_tree(&mut self, _: u64, _: u32, _: u32) -> Result<Tree, DesktopError> {
+        Ok(Tree {
+            application: "zenity".into(),
+            elements: vec![
+                element("", "dialog", "Name please", &[], false),
+                element("0", "label", "Your name:", &[], false),
+                element("1", "text", "", &["activate"], true),
+                element("2", "push button", "OK", &["click"], false),
+            ],
+            truncated: false,
+        })
+    }
+    fn do_action(
+        &mut self,
+        _: u64,
+        path: &str,
+        _: Option<&str>,
+        expect_name: Option<&str>,
+    ) -> Result<Element, DesktopError> {
+        self.pressed
+            .borrow_mut()
+            .push((path.into(), expect_name.map(str::to_owned)));
+        Ok(element(path, "push button", "OK", &["click"], false))
+    }
+    fn set_text(
+        &mut self,
+        _: u64,
+        path: &str,
+        text: &str,
+        _: Option<&str>,
+    ) -> Result<Element, DesktopError> {
+        self.set.borrow_mut().push((path.into(), text.into()));
+        Ok(element(path, "text", "", &["activate"], true))
+    }
+}
+
+use stephost_plugin::desktop::DesktopError;
+use stephost_plugin::desktop::accessibility::{Element, Tree};
+use stephost_plugin::desktop::windows::WindowInfo;
+use stephost_plugin::mock::{self, MockHost};
+
+#[test]
+fn accessibility_verbs_find_elements_by_name_and_keep_the_name_they_saw() {
+    let host = Dialog::default();
+    let (pressed, set) = (host.pressed.clone(), host.set.clone());
+    mock::install(host);
+    let out = call(
+        "ui_elements",
+        json!({"target": "Name", "interactive": true}),
+    )
+    .expect("lists");
+    let value = out.value_json();
+    let paths: Vec<&str> = value["elements"]
+        .as_array()
+        .expect("elements")
+        .iter()
+        .filter_map(|e| e["path"].as_str())
+        .collect();
+    assert_eq!(paths, ["0x40/1", "0x40/2"], "{value}");
+    call(
+        "set_text",
+        json!({"target": "Name", "name": "your name", "text": "Ada"}),
+    )
+    .expect("set");
+    assert_eq!(
+        set.borrow().as_slice(),
+        [("1".to_owned(), "Ada".to_owned())]
+    );
+    call(
+        "press",
+        json!({"target": "Name", "name": "ok", "role": "push button"}),
+    )
+    .expect("pressed");
+    call("press", json!({"path": "0x40/2", "expect_name": "OK"})).expect("pressed by path");
+    assert_eq!(
+        pressed.borrow().as_slice(),
+        [
+            ("2".to_owned(), Some("OK".to_owned())),
+            ("2".to_owned(), Some("OK".to_owned()))
+        ]
+    );
+    let f = call("press", json!({"target": "Name", "name": "Cancel"})).expect_err("no such");
+    assert_eq!(f.code, FailureCode::NotFound);
+    assert!(!f.input_fired);
+    mock::reset();
+}
+
+#[test]
+fn checks_refuse_bad_keys_and_a_missing_bus_naming_the_field() {
+    let check =
+        |verb: &str, input: Value| stephost_plugin::check::<Desktop>(verb, &input.to_string());
+    // No host installed: the bus is not there.
+    let f = check("press", json!({"path": "0x40/2"})).expect_err("no bus");
+    assert_eq!(f.code, FailureCode::Unsupported);
+    assert!(
+        check("click", json!({"x": 1, "y": 2})).is_ok(),
+        "unchecked verbs pass"
+    );
+    mock::install(Dialog::default());
+    assert!(check("press", json!({"path": "0x40/2"})).is_ok());
+    assert!(check("key", json!({"combo": "ctrl+a"})).is_ok());
+    let f = check("key", json!({"combo": "ctrl+Nope"})).expect_err("bad key");
+    assert_eq!(f.code, FailureCode::InvalidInput);
+    assert!(f.details.contains("combo"), "{}", f.details);
+    assert!(check("wait_for", json!({"condition": "screen_settles"})).is_ok());
+    mock::reset();
 }
 
 #[test]

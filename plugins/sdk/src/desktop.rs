@@ -1,8 +1,8 @@
-//! The desktop capabilities: `screen`, `windows` and `input`, with their shared
+//! The desktop capabilities: `screen`, `windows`, `input` and `accessibility`, with their shared
 //! types. Importing any of them means the plugin loads only where granted
 //! `desktop = true`.
 //!
-//! The functions mirror the WIT interfaces one to one (see `wit/0.2.0/desktop.wit`
+//! The functions mirror the WIT interfaces one to one (see `wit/0.3.0/desktop.wit`
 //! for what each guarantees). In a native build they go to [`crate::mock`], whose
 //! default answers every call with `unsupported`, so a test reaches a capability
 //! only when it installs a fake desktop.
@@ -103,7 +103,43 @@ pub mod input {
         input::key_combo(combo: &str, expect: Option<Expectation>) -> Result<(), DesktopError>
     }
     host_fn! {
+        /// Checks key combos as `key_combo` would (key names, the blocked list),
+        /// sending nothing.
+        input::check_combo(combo: &str) -> Result<(), DesktopError>
+    }
+    host_fn! {
         /// Where the pointer is.
         input::pointer_position() -> Result<(i32, i32), DesktopError>
+    }
+}
+
+/// The accessibility tree (AT-SPI): a window's elements by role and name,
+/// actions and text on them by path.
+pub mod accessibility {
+    pub use crate::bindings::stephost::plugin::accessibility::{Element, Tree};
+
+    use super::DesktopError;
+
+    host_fn! {
+        /// Whether the accessibility bus can be reached (`unsupported` naming
+        /// what to start when not).
+        accessibility::status() -> Result<(), DesktopError>
+    }
+    host_fn! {
+        /// A top-level window's elements, depth first.
+        accessibility::window_tree(window: u64, max_depth: u32, max_elements: u32) -> Result<Tree, DesktopError>
+    }
+    host_fn! {
+        /// One element, read now.
+        accessibility::get_element(window: u64, path: &str) -> Result<Element, DesktopError>
+    }
+    host_fn! {
+        /// Runs an action of the element (its first when `action` is none);
+        /// `world-moved` when its name is not `expect_name`.
+        accessibility::do_action(window: u64, path: &str, action: Option<&str>, expect_name: Option<&str>) -> Result<Element, DesktopError>
+    }
+    host_fn! {
+        /// Replaces the element's text (or sets its numeric value).
+        accessibility::set_text(window: u64, path: &str, text: &str, expect_name: Option<&str>) -> Result<Element, DesktopError>
     }
 }

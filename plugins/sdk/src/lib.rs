@@ -1,5 +1,5 @@
 //! `stephost_plugin`: the guest SDK for stephost plugins on contract
-//! `stephost:plugin@0.2.0` (`wit/0.2.0/`).
+//! `stephost:plugin@0.3.0` (`wit/0.3.0/`).
 //!
 //! Why it exists: before it, every plugin generated its own bindings, parsed its
 //! JSON input with its own copy of `args.rs`, hand-wrote a `match` over verb names
@@ -86,7 +86,7 @@
 
 #![warn(missing_docs)]
 
-/// The bindings `wit-bindgen` generates for `wit/0.2.0`, for a world that includes
+/// The bindings `wit-bindgen` generates for `wit/0.3.0`, for a world that includes
 /// every plugin world (see the crate docs for why one world). Plugins use the
 /// re-exports and wrappers of this crate instead.
 #[allow(missing_docs)]
@@ -96,12 +96,12 @@ pub mod bindings {
             package stephost:plugin-sdk;
 
             world sdk {
-                include stephost:plugin/plugin@0.2.0;
-                include stephost:plugin/browser-plugin@0.2.0;
-                include stephost:plugin/desktop-plugin@0.2.0;
+                include stephost:plugin/plugin@0.3.0;
+                include stephost:plugin/browser-plugin@0.3.0;
+                include stephost:plugin/desktop-plugin@0.3.0;
             }
         ",
-        path: "../../wit/0.2.0",
+        path: "../../wit/0.3.0",
         world: "sdk",
         generate_all,
         // The `tool` export is made in the plugin crate, by `export_plugin!`.
@@ -146,10 +146,12 @@ pub use args::Args;
 pub use failure::{Failure, FailureCode, RecoveryAction, RecoveryStrategy};
 pub use log::{Level, log};
 pub use output::{Content, Image, Output};
-pub use plugin::{Handler, Plugin, PluginInfo, Verb, VerbInfo, describe, invoke, invoke_with};
+pub use plugin::{
+    Checker, Handler, Plugin, PluginInfo, Verb, VerbInfo, check, describe, invoke, invoke_with,
+};
 
 /// Registers `$plugin` (a type implementing [`Plugin`]) as the component's
-/// `stephost:plugin/tool@0.2.0` export. Use it once, in the plugin crate's root.
+/// `stephost:plugin/tool@0.3.0` export. Use it once, in the plugin crate's root.
 ///
 /// It implements the generated `Guest` trait for `$plugin` by forwarding to
 /// [`describe`] and [`invoke`], then (in a wasm build) invokes `wit-bindgen`'s
@@ -169,11 +171,18 @@ macro_rules! export_plugin {
             ) -> ::core::result::Result<$crate::Output, $crate::Failure> {
                 $crate::invoke::<$plugin>(&verb, &input)
             }
+
+            fn check(
+                verb: ::std::string::String,
+                input: ::std::string::String,
+            ) -> ::core::result::Result<(), $crate::Failure> {
+                $crate::check::<$plugin>(&verb, &input)
+            }
         }
 
         // Only a wasm build is a component. Natively (tests, `cargo build`) there is
         // nothing to export to, and a native shared library could not export these
-        // symbol names (`stephost:plugin/tool@0.2.0#invoke`) anyway.
+        // symbol names (`stephost:plugin/tool@0.3.0#invoke`) anyway.
         #[cfg(target_arch = "wasm32")]
         $crate::bindings::__export_tool!($plugin with_types_in $crate::bindings);
 
@@ -184,6 +193,7 @@ macro_rules! export_plugin {
         fn __stephost_plugin_native_root() {
             let _ = $crate::describe::<$plugin>;
             let _ = $crate::invoke::<$plugin>;
+            let _ = $crate::check::<$plugin>;
         }
     };
 }

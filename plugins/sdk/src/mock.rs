@@ -15,6 +15,7 @@
 use std::cell::RefCell;
 
 use crate::Level;
+use crate::desktop::accessibility::{Element, Tree};
 use crate::desktop::input::{Expectation, MouseButton};
 use crate::desktop::screen::{Capture, ImageFormat, Monitor};
 use crate::desktop::windows::{WindowInfo, WindowQuery};
@@ -154,6 +155,47 @@ pub trait MockHost {
     }
     /// `input.pointer-position`.
     fn pointer_position(&mut self) -> Result<(i32, i32), DesktopError> {
+        Err(no_desktop())
+    }
+    /// `input.check-combo`.
+    fn check_combo(&mut self, combo: &str) -> Result<(), DesktopError> {
+        Err(no_desktop())
+    }
+    /// `accessibility.status`.
+    fn status(&mut self) -> Result<(), DesktopError> {
+        Err(no_desktop())
+    }
+    /// `accessibility.window-tree`.
+    fn window_tree(
+        &mut self,
+        window: u64,
+        max_depth: u32,
+        max_elements: u32,
+    ) -> Result<Tree, DesktopError> {
+        Err(no_desktop())
+    }
+    /// `accessibility.get-element`.
+    fn get_element(&mut self, window: u64, path: &str) -> Result<Element, DesktopError> {
+        Err(no_desktop())
+    }
+    /// `accessibility.do-action`.
+    fn do_action(
+        &mut self,
+        window: u64,
+        path: &str,
+        action: Option<&str>,
+        expect_name: Option<&str>,
+    ) -> Result<Element, DesktopError> {
+        Err(no_desktop())
+    }
+    /// `accessibility.set-text`.
+    fn set_text(
+        &mut self,
+        window: u64,
+        path: &str,
+        text: &str,
+        expect_name: Option<&str>,
+    ) -> Result<Element, DesktopError> {
         Err(no_desktop())
     }
 }

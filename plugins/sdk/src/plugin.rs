@@ -27,6 +27,13 @@ pub use crate::bindings::stephost::plugin::types::{PluginInfo, VerbInfo};
 /// A verb's implementation: the instance's state and the parsed input.
 pub type Handler<S> = fn(&mut S, &Args) -> Result<Output, Failure>;
 
+/// A verb's check: what can be known about an input before anything acts
+/// (key names, the operator's rules, whether a capability is there). It must
+/// not act or wait; it gets no state, because a check runs before any step of
+/// the batch has. A failure refuses the whole batch; name the input field in
+/// its details (`{"field": "combo"}`).
+pub type Checker = fn(&Args) -> Result<(), Failure>;
+
 /// A stephost plugin: what `describe` says about it and its verb table.
 pub trait Plugin: 'static {
     /// Plugin name, `[a-z][a-z0-9-]*`; steps address the plugin by it.
@@ -55,6 +62,7 @@ pub struct Verb<S> {
     output_schema: Option<Value>,
     acts_on_world: bool,
     handler: Handler<S>,
+    checker: Option<Checker>,
 }
 
 impl<S> Verb<S> {
@@ -75,7 +83,15 @@ impl<S> Verb<S> {
             output_schema: None,
             acts_on_world: false,
             handler,
+            checker: None,
         }
+    }
+
+    /// Gives the verb a check that the host runs for every step naming it
+    /// before the batch's first step acts (`tool.check`).
+    pub fn checked_by(mut self, checker: Checker) -> Self {
+        self.checker = Some(checker);
+        self
     }
 
     /// Declares the JSON Schema of the output value (informational for the host).
@@ -109,6 +125,7 @@ impl<S> Verb<S> {
                 .map(Value::to_string)
                 .unwrap_or_default(),
             acts_on_world: self.acts_on_world,
+            checked: self.checker.is_some(),
         }
     }
 
@@ -152,6 +169,24 @@ pub fn invoke<P: Plugin>(verb: &str, input: &str) -> Result<Output, Failure> {
             .and_then(|i| i.downcast_mut::<Instance<P>>())
         {
             Some(instance) => instance.table.dispatch(&mut instance.state, verb, input),
+            None => unreachable!("the instance was created just above"),
+        }
+    })
+}
+
+/// Checks `verb`'s input on this instance of `P` without running it: what the
+/// component's `check` does. A verb without a checker passes.
+pub fn check<P: Plugin>(verb: &str, input: &str) -> Result<(), Failure> {
+    INSTANCE.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if !slot.as_deref().is_some_and(|i| i.is::<Instance<P>>()) {
+            *slot = Some(Box::new(Instance::<P>::new()));
+        }
+        match slot
+            .as_deref()
+            .and_then(|i| i.downcast_ref::<Instance<P>>())
+        {
+            Some(instance) => instance.table.check(verb, input),
             None => unreachable!("the instance was created just above"),
         }
     })
@@ -222,6 +257,20 @@ impl<S> Table<S> {
             args.check_fields(fields)?;
         }
         (found.handler)(state, &args)
+    }
+
+    fn check(&self, verb: &str, input: &str) -> Result<(), Failure> {
+        let Some((found, fields)) = self.verbs.iter().find(|(v, _)| v.name == verb) else {
+            return Err(self.unknown(verb));
+        };
+        let Some(checker) = found.checker else {
+            return Ok(());
+        };
+        let args = Args::parse(input)?;
+        if let Some(fields) = fields {
+            args.check_fields(fields)?;
+        }
+        checker(&args)
     }
 
     /// `invalid-input` for a verb this plugin does not have, listing those it has.

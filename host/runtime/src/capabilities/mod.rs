@@ -322,6 +322,10 @@ fn base_linker(engine: &Engine, contract: ContractVersion) -> wasmtime::Result<L
             HostState,
             HasSelf<HostState>,
         >(&mut linker, |state| state)?,
+        ContractVersion::V0_3 => bindings::v0_3::stephost::plugin::log::add_to_linker::<
+            HostState,
+            HasSelf<HostState>,
+        >(&mut linker, |state| state)?,
         other => {
             return Err(wasmtime::Error::msg(format!(
                 "contract version {other} has no host interfaces in this build"

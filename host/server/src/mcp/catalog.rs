@@ -474,6 +474,7 @@ mod tests {
             input_schema: serde_json::json!({}),
             output_schema: None,
             acts_on_world: false,
+            checked: false,
         };
         assert_eq!(
             claimed_original(&info("Same as wait_for.")),

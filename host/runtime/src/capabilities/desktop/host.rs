@@ -13,11 +13,33 @@
 /// Contract 0.1.0.
 mod v0_1 {
     use crate::capabilities::desktop::bindings::v0_1 as wit;
+    /// `input` functions added in later versions: none here.
+    macro_rules! input_since_0_3 {
+        () => {};
+    }
     include!("impls.rs");
 }
 
 /// Contract 0.2.0.
 mod v0_2 {
     use crate::capabilities::desktop::bindings::v0_2 as wit;
+    macro_rules! input_since_0_3 {
+        () => {};
+    }
     include!("impls.rs");
+}
+
+/// Contract 0.3.0: adds `input.check-combo` and `accessibility`.
+mod v0_3 {
+    use crate::capabilities::desktop::bindings::v0_3 as wit;
+    macro_rules! input_since_0_3 {
+        () => {
+            async fn check_combo(&mut self, combo: String) -> Result<(), DesktopError> {
+                let desktop = granted_desktop(self)?;
+                parse_combos(self, &desktop, &combo).map(drop)
+            }
+        };
+    }
+    include!("impls.rs");
+    include!("accessibility_impls.rs");
 }

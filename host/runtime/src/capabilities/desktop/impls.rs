@@ -431,23 +431,7 @@ impl input::Host for HostState {
     ) -> Result<(), DesktopError> {
         let desktop = granted_desktop(self)?;
         let expect = expectation(expect)?;
-        let mut parsed = Vec::new();
-        for one in combo.split_whitespace() {
-            parsed.push(keys::parse_combo(one).map_err(|e| DesktopError::Invalid(e.to_string()))?);
-        }
-        if parsed.is_empty() || parsed.len() > MAX_COMBOS {
-            return Err(DesktopError::Invalid(format!(
-                "{} key combos: give 1 to {MAX_COMBOS} in one call; nothing was sent",
-                parsed.len()
-            )));
-        }
-        // Every combo is checked before the first reaches the display.
-        if let Some(blocked) = parsed.iter().find(|c| desktop.blocked().blocks(c)) {
-            tracing::warn!(plugin = &*self.plugin, combo = %blocked, "blocked key combo refused");
-            return Err(DesktopError::Denied(format!(
-                "the key combo `{blocked}` is blocked by the host's configuration ([desktop] blocked_keys); nothing was sent"
-            )));
-        }
+        let parsed = parse_combos(self, &desktop, &combo)?;
         tracing::debug!(plugin = &*self.plugin, %combo, "key");
         on_x(desktop, move |c| {
             // The expectation holds before the first combo; later ones may
@@ -468,6 +452,8 @@ impl input::Host for HostState {
         .await
     }
 
+    input_since_0_3!();
+
     async fn pointer_position(&mut self) -> Result<(i32, i32), DesktopError> {
         let desktop = granted_desktop(self)?;
         on_x(desktop, |c| {
@@ -477,4 +463,30 @@ impl input::Host for HostState {
         })
         .await
     }
+}
+
+/// Every combo of `combo` (space-separated), parsed and checked against the
+/// operator's blocked list: all of them before the first reaches the display.
+fn parse_combos(
+    state: &HostState,
+    desktop: &Desktop,
+    combo: &str,
+) -> Result<Vec<keys::Combo>, DesktopError> {
+    let mut parsed = Vec::new();
+    for one in combo.split_whitespace() {
+        parsed.push(keys::parse_combo(one).map_err(|e| DesktopError::Invalid(e.to_string()))?);
+    }
+    if parsed.is_empty() || parsed.len() > MAX_COMBOS {
+        return Err(DesktopError::Invalid(format!(
+            "{} key combos: give 1 to {MAX_COMBOS} in one call; nothing was sent",
+            parsed.len()
+        )));
+    }
+    if let Some(blocked) = parsed.iter().find(|c| desktop.blocked().blocks(c)) {
+        tracing::warn!(plugin = &*state.plugin, combo = %blocked, "blocked key combo refused");
+        return Err(DesktopError::Denied(format!(
+            "the key combo `{blocked}` is blocked by the host's configuration ([desktop] blocked_keys); nothing was sent"
+        )));
+    }
+    Ok(parsed)
 }

@@ -1,9 +1,12 @@
 //! Key names and combos: `ctrl+shift+t` to modifier and key keysyms, characters
-//! to keysyms, and the normal form the blocked list is compared in.
+//! to keysyms, the normal form the blocked list is compared in, and which spare
+//! keycode a character missing from the keyboard map is lent.
 //!
 //! Pure (no X connection), so every rule here has a unit test.
 
 use std::fmt;
+use std::ops::Range;
+use std::time::Instant;
 
 /// An X keysym.
 pub(crate) type Keysym = u32;
@@ -253,6 +256,163 @@ impl BlockedKeys {
     }
 }
 
+/// One spare keycode: what it is lent to (0: nothing) and when it was last
+/// pressed.
+#[derive(Debug, Clone, PartialEq)]
+struct Slot {
+    keycode: u8,
+    keysym: Keysym,
+    pressed_at: Option<Instant>,
+}
+
+/// The keycodes with no keysym of their own, lent to characters the keyboard
+/// map lacks.
+///
+/// Why lending needs care: Xlib looks a key event up in the map as it is when
+/// the client *reads* the event, not as it was when the key was pressed, and a
+/// client may be seconds behind (500 characters into a Tk entry). A keycode
+/// remapped while presses of it still wait in a client's queue retypes them as
+/// the new character. So a keycode keeps its keysym after use (the next call
+/// typing the same character needs no remap at all), keycodes are lent least
+/// recently pressed first, and the caller remaps only once the client has
+/// caught up (`input.rs`).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Spares {
+    slots: Vec<Slot>,
+}
+
+/// One keycode to remap, to `keysym`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Lend {
+    pub(crate) keycode: u8,
+    pub(crate) keysym: Keysym,
+}
+
+impl Spares {
+    /// A pool of `keycodes`, all free.
+    pub(crate) fn new(keycodes: Vec<u8>) -> Self {
+        Self {
+            slots: keycodes
+                .into_iter()
+                .map(|keycode| Slot {
+                    keycode,
+                    keysym: 0,
+                    pressed_at: None,
+                })
+                .collect(),
+        }
+    }
+
+    /// How many distinct missing keysyms can be mapped at once.
+    pub(crate) fn capacity(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Every spare keycode, lent or not (the keyboard map's own lookups skip them).
+    pub(crate) fn keycodes(&self) -> Vec<u8> {
+        self.slots.iter().map(|s| s.keycode).collect()
+    }
+
+    /// The keycode lent to `keysym`, if any.
+    pub(crate) fn lent(&self, keysym: Keysym) -> Option<u8> {
+        self.slots
+            .iter()
+            .find(|s| s.keysym == keysym && keysym != 0)
+            .map(|s| s.keycode)
+    }
+
+    /// The keycodes lent to something.
+    pub(crate) fn lent_keycodes(&self) -> Vec<u8> {
+        self.slots
+            .iter()
+            .filter(|s| s.keysym != 0)
+            .map(|s| s.keycode)
+            .collect()
+    }
+
+    /// What to remap so every keysym of `wanted` (distinct, at most
+    /// [`Spares::capacity`]) has a keycode: keysyms already lent keep theirs;
+    /// the others take a free keycode, else the one pressed least recently
+    /// among those `wanted` does not need. Changes nothing until
+    /// [`Spares::lend`].
+    pub(crate) fn plan(&self, wanted: &[Keysym]) -> Vec<Lend> {
+        let mut taken: Vec<u8> = wanted.iter().filter_map(|&k| self.lent(k)).collect();
+        let mut out = Vec::new();
+        for &keysym in wanted {
+            if self.lent(keysym).is_some() || out.iter().any(|l: &Lend| l.keysym == keysym) {
+                continue;
+            }
+            let candidate = self
+                .slots
+                .iter()
+                .filter(|s| !taken.contains(&s.keycode))
+                // Free first (never pressed sorts first too), then least recently pressed.
+                .min_by_key(|s| (s.keysym != 0, s.pressed_at));
+            let Some(slot) = candidate else { break };
+            taken.push(slot.keycode);
+            out.push(Lend {
+                keycode: slot.keycode,
+                keysym,
+            });
+        }
+        out
+    }
+
+    /// Records that `keycode` now maps `keysym` (0: given back).
+    pub(crate) fn lend(&mut self, keycode: u8, keysym: Keysym) {
+        if let Some(slot) = self.slots.iter_mut().find(|s| s.keycode == keycode) {
+            slot.keysym = keysym;
+            if keysym == 0 {
+                slot.pressed_at = None;
+            }
+        }
+    }
+
+    /// Records a press of `keycode`.
+    pub(crate) fn pressed(&mut self, keycode: u8, at: Instant) {
+        if let Some(slot) = self.slots.iter_mut().find(|s| s.keycode == keycode) {
+            slot.pressed_at = Some(at);
+        }
+    }
+
+    /// Lent keycodes not pressed since `cutoff`: safe to give back.
+    pub(crate) fn idle_since(&self, cutoff: Instant) -> Vec<u8> {
+        self.slots
+            .iter()
+            .filter(|s| s.keysym != 0 && s.pressed_at.is_none_or(|t| t < cutoff))
+            .map(|s| s.keycode)
+            .collect()
+    }
+}
+
+/// Cuts `keysyms` into runs that each need at most `capacity` distinct keysyms
+/// for which `missing` holds, so no keycode is lent twice within a run.
+/// `capacity` 0 gives one run of everything (the caller fails on the first
+/// missing keysym).
+pub(crate) fn runs(
+    keysyms: &[Keysym],
+    missing: impl Fn(Keysym) -> bool,
+    capacity: usize,
+) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut distinct: Vec<Keysym> = Vec::new();
+    for (i, &k) in keysyms.iter().enumerate() {
+        if capacity > 0 && missing(k) && !distinct.contains(&k) {
+            if distinct.len() == capacity {
+                out.push(start..i);
+                start = i;
+                distinct.clear();
+            }
+            distinct.push(k);
+        }
+    }
+    if start < keysyms.len() || out.is_empty() {
+        out.push(start..keysyms.len());
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -303,5 +463,53 @@ mod tests {
         assert_eq!(char_keysym('é'), 0xe9);
         assert_eq!(char_keysym('\n'), 0xff0d);
         assert_eq!(char_keysym('€'), 0x0100_20ac);
+    }
+
+    #[test]
+    fn runs_cut_before_the_pool_overflows() {
+        let missing = |k: Keysym| k >= 0x100;
+        // a, X1, X2, b, X1, X3 with room for 2: X3 starts a new run.
+        let keys = [0x61, 0x101, 0x102, 0x62, 0x101, 0x103];
+        assert_eq!(runs(&keys, missing, 2), vec![0..5, 5..6]);
+        assert_eq!(runs(&keys, missing, 3), vec![0..6]);
+        assert_eq!(runs(&[], missing, 3), vec![0..0]);
+        assert_eq!(runs(&keys, missing, 0), vec![0..6]);
+    }
+
+    #[test]
+    fn spares_keep_lent_keysyms_and_lend_the_least_recently_pressed() {
+        let mut pool = Spares::new(vec![90, 91, 92]);
+        let plan = pool.plan(&[0x101, 0x102]);
+        assert_eq!(
+            plan.iter().map(|l| l.keysym).collect::<Vec<_>>(),
+            vec![0x101, 0x102]
+        );
+        for l in &plan {
+            pool.lend(l.keycode, l.keysym);
+        }
+        let (k1, k2) = (
+            pool.lent(0x101).expect("lent"),
+            pool.lent(0x102).expect("lent"),
+        );
+        let t0 = Instant::now();
+        pool.pressed(k1, t0);
+        pool.pressed(k2, t0 + std::time::Duration::from_millis(5));
+        // 0x101 is still lent: nothing to do for it.
+        assert!(pool.plan(&[0x101]).is_empty());
+        // Two new keysyms: the free keycode, then the older of the lent ones
+        // that is not wanted; 0x102 stays because it is wanted.
+        let plan = pool.plan(&[0x102, 0x103, 0x104]);
+        assert_eq!(plan.len(), 2);
+        assert!(
+            ![k1, k2].contains(&plan[0].keycode),
+            "the free keycode first"
+        );
+        assert_eq!(plan[1].keycode, k1, "then the least recently pressed");
+        assert_eq!(
+            pool.idle_since(t0 + std::time::Duration::from_millis(1)),
+            vec![k1]
+        );
+        pool.lend(k1, 0);
+        assert_eq!(pool.lent_keycodes(), vec![k2]);
     }
 }

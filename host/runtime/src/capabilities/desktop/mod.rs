@@ -12,6 +12,7 @@
 //! - `x11.rs`, `windows.rs` and `input.rs` speak X11 with x11rb; `screen.rs`
 //!   captures with xcap; `keys.rs` parses combos.
 
+mod accessibility;
 mod bindings;
 mod error;
 mod host;
@@ -42,6 +43,15 @@ pub struct DesktopConfig {
     /// `"ctrl+alt+backspace"`. Compared in normal form, so `alt+ctrl+del`
     /// matches `ctrl+alt+delete`. Setting the list replaces the default.
     pub blocked_keys: Vec<String>,
+    /// After a pointer move has arrived, how long to wait before a button
+    /// goes down (ms), so the window under it and the window manager see the
+    /// move first.
+    pub pointer_settle_ms: u32,
+    /// How long a clicked button stays down (ms).
+    pub button_hold_ms: u32,
+    /// Between the clicks of a double or triple click (ms); keep it under the
+    /// toolkits' double-click time (Xt 200, GTK 400).
+    pub click_interval_ms: u32,
 }
 
 impl Default for DesktopConfig {
@@ -54,6 +64,9 @@ impl Default for DesktopConfig {
         blocked.extend((1..=12).map(|n| format!("ctrl+alt+f{n}")));
         Self {
             blocked_keys: blocked,
+            pointer_settle_ms: 10,
+            button_hold_ms: 8,
+            click_interval_ms: 40,
         }
     }
 }
@@ -155,6 +168,8 @@ pub(crate) enum MouseButton {
 pub struct Desktop {
     x: Mutex<Option<X11>>,
     blocked: BlockedKeys,
+    pacing: input::Pacing,
+    accessibility: accessibility::Accessibility,
 }
 
 impl Desktop {
@@ -172,6 +187,8 @@ impl Desktop {
         Self {
             x: Mutex::new(None),
             blocked: BlockedKeys::parse(&combos).unwrap_or_default(),
+            pacing: input::Pacing::from(config),
+            accessibility: accessibility::Accessibility::default(),
         }
     }
 
@@ -184,7 +201,7 @@ impl Desktop {
         let mut guard = self.x.lock().unwrap_or_else(|e| e.into_inner());
         let x = match guard.as_mut() {
             Some(x) => x,
-            None => guard.insert(X11::connect()?),
+            None => guard.insert(X11::connect()?.paced(self.pacing)),
         };
         let result = f(x);
         if let Err(DesktopFailure::Connection(why)) = &result {
@@ -196,6 +213,10 @@ impl Desktop {
 
     pub(crate) fn blocked(&self) -> &BlockedKeys {
         &self.blocked
+    }
+
+    pub(crate) fn accessibility(&self) -> &accessibility::Accessibility {
+        &self.accessibility
     }
 }
 
@@ -252,6 +273,12 @@ pub(crate) fn add_to_linker(
                 |s| s,
             )
         }
+        stephost_contract::ContractVersion::V0_3 => {
+            bindings::v0_3::DesktopCapabilities::add_to_linker::<HostState, HasSelf<HostState>>(
+                linker,
+                |s| s,
+            )
+        }
         other => Err(wasmtime::Error::msg(format!(
             "contract version {other} has no host interfaces in this build"
         ))),
@@ -266,6 +293,7 @@ pub(crate) fn is_desktop_import(name: &str) -> bool {
             | "stephost:plugin/screen"
             | "stephost:plugin/windows"
             | "stephost:plugin/input"
+            | "stephost:plugin/accessibility"
     )
 }
 

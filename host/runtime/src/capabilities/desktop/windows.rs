@@ -14,9 +14,11 @@ use std::time::{Duration, Instant};
 use x11rb::CURRENT_TIME;
 use x11rb::connection::Connection as _;
 use x11rb::protocol::xproto::{
-    AtomEnum, ClientMessageEvent, ConfigureWindowAux, ConnectionExt as _, EventMask, InputFocus,
-    MapState, StackMode, Window,
+    AtomEnum, ClientMessageEvent, ConfigureWindowAux, ConnectionExt as _, EventMask,
+    GetPropertyReply, InputFocus, MapState, StackMode, Window,
 };
+
+use x11rb::rust_connection::RustConnection;
 
 use super::error::{DesktopFailure, DesktopResult};
 use super::x11::X11;
@@ -67,18 +69,39 @@ impl X11 {
             return Ok(mapped);
         }
         let tree = self.conn.query_tree(self.root)?.reply()?;
+        // Every root child's attributes and marks asked at once: one round
+        // trip for the lot instead of several per window (a click without a
+        // target lists the windows to learn which one it hit).
+        let mut asked = Vec::with_capacity(tree.children.len());
+        for &child in &tree.children {
+            asked.push((
+                child,
+                self.conn.get_window_attributes(child)?,
+                self.prop_cookie(child, self.atoms.WM_STATE)?,
+                self.prop_cookie(child, AtomEnum::WM_CLASS.into())?,
+                self.prop_cookie(child, AtomEnum::WM_NAME.into())?,
+            ));
+        }
         let mut clients = Vec::new();
-        for child in tree.children {
-            let Ok(attrs) = self.conn.get_window_attributes(child)?.reply() else {
+        for (child, attrs, state, class, name) in asked {
+            let present = |c: x11rb::cookie::Cookie<'_, RustConnection, GetPropertyReply>| {
+                c.reply().is_ok_and(|r| !r.value.is_empty())
+            };
+            let (state, class, name) = (present(state), present(class), present(name));
+            let Ok(attrs) = attrs.reply() else {
                 continue; // destroyed meanwhile
             };
             if attrs.map_state != MapState::VIEWABLE || attrs.override_redirect {
                 continue;
             }
-            if let Some(client) = self.find_client(child, FRAME_DEPTH)? {
-                clients.push(client);
-            } else if self.has_identity(child)? {
+            // A window that names itself is the client on a bare server; a
+            // nameless one may be the frame of a manager without EWMH, with
+            // the client (marked by WM_STATE) below it. Only those are
+            // searched: an Xt window has dozens of children.
+            if state || class || name {
                 clients.push(child);
+            } else if let Some(client) = self.find_client(child, FRAME_DEPTH)? {
+                clients.push(client);
             }
         }
         Ok(clients)
@@ -111,17 +134,6 @@ impl X11 {
         Ok(None)
     }
 
-    /// Whether a window names itself (WM_CLASS or a title): on a bare server
-    /// that is what marks an application's top-level window.
-    fn has_identity(&self, window: Window) -> DesktopResult<bool> {
-        Ok(!self
-            .prop_bytes(window, AtomEnum::WM_CLASS.into())?
-            .is_empty()
-            || !self
-                .prop_bytes(window, AtomEnum::WM_NAME.into())?
-                .is_empty())
-    }
-
     /// The root child that holds `window` (its frame under a manager, itself on
     /// a bare server).
     pub(crate) fn toplevel_of(&self, window: Window) -> DesktopResult<Window> {
@@ -135,6 +147,45 @@ impl X11 {
             }
             current = tree.parent;
         }
+    }
+
+    /// What `window` covers on screen with the window manager's frame: its
+    /// client area, the root child holding it (the frame of a reparenting
+    /// manager, borders included), and `_NET_FRAME_EXTENTS` around the client
+    /// where the manager sets them.
+    pub(crate) fn frame_of(&self, window: Window, client: Rect) -> DesktopResult<Rect> {
+        let mut frame = client;
+        let top = self.toplevel_of(window)?;
+        if top != window
+            && let Ok(g) = self.conn.get_geometry(top)?.reply()
+        {
+            let border = u32::from(g.border_width) * 2;
+            frame = union(
+                frame,
+                Rect {
+                    x: i32::from(g.x),
+                    y: i32::from(g.y),
+                    width: u32::from(g.width) + border,
+                    height: u32::from(g.height) + border,
+                },
+            );
+        }
+        if let [left, right, top, bottom] = self.prop32(window, self.atoms._NET_FRAME_EXTENTS)?[..]
+        {
+            // Extents are a few dozen pixels; anything else is not believed.
+            let sane = |v: u32| v.min(1_000);
+            let (l, r, t, b) = (sane(left), sane(right), sane(top), sane(bottom));
+            frame = union(
+                frame,
+                Rect {
+                    x: client.x - l as i32,
+                    y: client.y - t as i32,
+                    width: client.width + l + r,
+                    height: client.height + t + b,
+                },
+            );
+        }
+        Ok(frame)
     }
 
     /// The client window that has the input focus.
@@ -323,5 +374,58 @@ impl X11 {
             }
         }
         Ok(None)
+    }
+}
+
+/// The smallest rectangle holding both.
+fn union(a: Rect, b: Rect) -> Rect {
+    let left = a.x.min(b.x);
+    let top = a.y.min(b.y);
+    let right = (i64::from(a.x) + i64::from(a.width)).max(i64::from(b.x) + i64::from(b.width));
+    let bottom = (i64::from(a.y) + i64::from(a.height)).max(i64::from(b.y) + i64::from(b.height));
+    Rect {
+        x: left,
+        y: top,
+        width: (right - i64::from(left)).clamp(0, i64::from(u32::MAX)) as u32,
+        height: (bottom - i64::from(top)).clamp(0, i64::from(u32::MAX)) as u32,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn union_holds_both() {
+        let client = Rect {
+            x: 10,
+            y: 30,
+            width: 100,
+            height: 50,
+        };
+        let frame = Rect {
+            x: 9,
+            y: 10,
+            width: 102,
+            height: 71,
+        };
+        assert_eq!(union(client, frame), frame);
+        assert_eq!(
+            union(
+                client,
+                Rect {
+                    x: 200,
+                    y: 0,
+                    width: 1,
+                    height: 1
+                }
+            ),
+            Rect {
+                x: 10,
+                y: 0,
+                width: 191,
+                height: 80
+            }
+        );
     }
 }

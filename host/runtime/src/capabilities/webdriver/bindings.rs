@@ -20,3 +20,12 @@ pub(crate) mod v0_2 {
         imports: { default: async },
     });
 }
+
+/// Contract 0.3.0 (webdriver unchanged).
+pub(crate) mod v0_3 {
+    wasmtime::component::bindgen!({
+        path: "../../wit/0.3.0",
+        world: "webdriver-capability",
+        imports: { default: async },
+    });
+}

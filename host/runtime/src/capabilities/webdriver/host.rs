@@ -17,3 +17,9 @@ mod v0_2 {
     use crate::capabilities::webdriver::bindings::v0_2 as wit;
     include!("impls.rs");
 }
+
+/// Contract 0.3.0.
+mod v0_3 {
+    use crate::capabilities::webdriver::bindings::v0_3 as wit;
+    include!("impls.rs");
+}

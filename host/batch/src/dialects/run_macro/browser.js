@@ -1,0 +1,321 @@
+// The page side of desktop-touch's selector-based browser tools, run through
+// the browser plugin's javascript_tool. Each entry takes one argument object
+// and returns a JSON-safe value, or throws an Error whose message starts with
+// a desktop-touch code ("ElementNotFound: ...") that run_macro reports as the
+// step's code.
+const fail = (code, message) => { throw new Error(code + ': ' + message); };
+const visible = (el) => {
+  const s = getComputedStyle(el);
+  if (s.display === 'none' || s.visibility === 'hidden' || s.opacity === '0') return false;
+  const r = el.getBoundingClientRect();
+  return r.width > 0 && r.height > 0;
+};
+const inViewport = (r) => r.top < innerHeight && r.bottom > 0 && r.left < innerWidth && r.right > 0;
+const own = (el) => Array.from(el.childNodes).filter((n) => n.nodeType === 3)
+  .map((n) => n.textContent || '').join('').trim();
+const textOf = (el) => {
+  const t = (el.textContent || '').trim().replace(/\s+/g, ' ').slice(0, 80);
+  if (!t && (el.tagName === 'INPUT' || el.tagName === 'TEXTAREA')) {
+    return (el.placeholder || el.value || el.getAttribute('aria-label') || '').slice(0, 80);
+  }
+  return t;
+};
+const rectOf = (el) => {
+  const r = el.getBoundingClientRect();
+  return { x: Math.round(r.left), y: Math.round(r.top), w: Math.round(r.width), h: Math.round(r.height) };
+};
+const selectorOf = (el) => {
+  if (el.id) return '#' + CSS.escape(el.id);
+  const tag = el.tagName.toLowerCase();
+  for (const attr of ['name', 'aria-label', 'data-testid']) {
+    const v = el.getAttribute(attr);
+    if (v && v.length < 80) return tag + '[' + attr + '=' + JSON.stringify(v) + ']';
+  }
+  let node = el;
+  let path = '';
+  for (let depth = 0; depth < 4 && node.parentElement; depth++) {
+    const parent = node.parentElement;
+    const seg = node.tagName.toLowerCase() + ':nth-child(' + (Array.from(parent.children).indexOf(node) + 1) + ')';
+    path = path ? seg + ' > ' + path : seg;
+    if (parent.id) return '#' + CSS.escape(parent.id) + ' > ' + path;
+    if (parent === document.body) return 'body > ' + path;
+    node = parent;
+  }
+  return path || tag;
+};
+const roleOf = (el) => {
+  const explicit = (el.getAttribute('role') || '').trim().toLowerCase();
+  if (explicit) return explicit;
+  const tag = el.tagName.toLowerCase();
+  const type = (el.getAttribute('type') || '').toLowerCase();
+  if (tag === 'button' || (tag === 'input' && /^(button|submit|reset|image)$/.test(type))) return 'button';
+  if (tag === 'a' && el.hasAttribute('href')) return 'link';
+  if (tag === 'input' && type === 'checkbox') return 'checkbox';
+  if (tag === 'input' && type === 'radio') return 'radio';
+  if (tag === 'textarea' || (tag === 'input' && !/^(hidden|range|color|file)$/.test(type))) return 'textbox';
+  if (tag === 'select') return 'combobox';
+  if (/^h[1-6]$/.test(tag)) return 'heading';
+  if (tag === 'img') return 'img';
+  return '';
+};
+const kindOf = (el) => {
+  const tag = el.tagName.toLowerCase();
+  if (tag === 'a') return 'link';
+  if (tag === 'button' || el.getAttribute('role') === 'button') return 'button';
+  if (tag === 'input' || tag === 'textarea' || tag === 'select') return 'input';
+  if (/^h[1-6]$/.test(tag)) return 'heading';
+  if (tag === 'p' || tag === 'span' || tag === 'div') return 'text';
+  return 'other';
+};
+const rootOf = (scope) => {
+  if (!scope) return document;
+  let root = null;
+  try { root = document.querySelector(scope); } catch (e) { fail('InvalidArgs', 'scope is not a CSS selector: ' + scope); }
+  if (!root) fail('ScopeNotFound', 'the scope ' + JSON.stringify(scope) + ' matched nothing');
+  return root;
+};
+const query = (root, selector) => {
+  try { return Array.from(root.querySelectorAll(selector)); } catch (e) { return fail('InvalidArgs', 'not a CSS selector: ' + selector); }
+};
+// Elements matching {by, pattern} best first, each with its score.
+const matches = (a) => {
+  const root = rootOf(a.scope);
+  const cs = !!a.caseSensitive;
+  const out = [];
+  if (a.by === 'selector') {
+    for (const el of query(root, a.pattern)) out.push({ el, score: 1 });
+    return out;
+  }
+  let re = null;
+  if (a.by === 'regex') {
+    try { re = new RegExp(a.pattern, cs ? '' : 'i'); } catch (e) { fail('InvalidArgs', 'not a regular expression: ' + a.pattern); }
+  }
+  const fold = (s) => (cs ? s : s.toLowerCase());
+  const needle = fold(a.pattern);
+  for (const el of root.querySelectorAll('*')) {
+    let score = 0;
+    if (a.by === 'text') {
+      const t = fold(own(el));
+      if (t && t.includes(needle)) score = t === needle ? 1 : t.startsWith(needle) ? 0.9 : 0.7;
+    } else if (a.by === 'regex') {
+      const t = own(el);
+      if (t && re.test(t)) score = 0.8;
+    } else if (a.by === 'role') {
+      if (roleOf(el) === a.pattern.trim().toLowerCase()) score = 1;
+    } else if (a.by === 'ariaLabel') {
+      const l = fold(el.getAttribute('aria-label') || '');
+      if (l && l.includes(needle)) score = l === needle ? 1 : 0.8;
+    }
+    if (score > 0) out.push({ el, score });
+  }
+  return out.sort((p, q) => q.score - p.score);
+};
+const clickable = (el) => {
+  const tag = el.tagName.toLowerCase();
+  if (['a', 'button', 'input', 'select', 'textarea', 'summary', 'label', 'option'].includes(tag)) return true;
+  if (/^(button|link|checkbox|radio|tab|menuitem|option|switch|treeitem)$/.test(el.getAttribute('role') || '')) return true;
+  if (el.hasAttribute('onclick') || el.hasAttribute('tabindex')) return true;
+  return getComputedStyle(el).cursor === 'pointer';
+};
+const fillable = (el) => {
+  const tag = el.tagName.toLowerCase();
+  if (tag === 'textarea') return true;
+  if (tag === 'input') return !/^(button|submit|reset|checkbox|radio|range|color|file|image|hidden)$/.test((el.getAttribute('type') || '').toLowerCase());
+  return el.isContentEditable;
+};
+const describe = (el) => ({ selector: selectorOf(el), tag: el.tagName.toLowerCase(), text: textOf(el) });
+// The one element a click or fill means: by selector, or by axis climbing to
+// the nearest ancestor that fits; more than one candidate is refused.
+const resolve = (a, fits, tool) => {
+  const roleFilter = a.role ? a.role.toLowerCase() : null;
+  if (a.selector) {
+    const el = query(document, a.selector)[0];
+    if (!el) fail('ElementNotFound', tool + ': no element matches ' + JSON.stringify(a.selector));
+    return el;
+  }
+  const picked = [];
+  for (const { el } of matches(a)) {
+    if (!visible(el)) continue;
+    let node = el;
+    for (let d = 0; node && d <= 3 && !fits(node); d++) node = node.parentElement;
+    if (!node || !fits(node)) continue;
+    if (roleFilter) {
+      let hit = false;
+      for (let n = node, d = 0; n && d <= 3 && !hit; d++, n = n.parentElement) hit = roleOf(n) === roleFilter;
+      if (!hit) continue;
+    }
+    if (!picked.includes(node)) picked.push(node);
+  }
+  if (picked.length === 0) {
+    fail('BrowserNoActionableTarget', tool + ': nothing actionable matches ' + a.by + ' ' + JSON.stringify(a.pattern));
+  }
+  if (picked.length > 1) {
+    fail('BrowserAmbiguousTarget', tool + ': ' + picked.length + ' elements match ' + a.by + ' ' + JSON.stringify(a.pattern) +
+      ' (add role or scope, or use a selector): ' + JSON.stringify(picked.slice(0, 5).map(describe)));
+  }
+  return picked[0];
+};
+const page = () => ({ title: document.title, url: location.href, readyState: document.readyState });
+const __dtm = {
+  search(a) {
+    let found = matches(a).filter(({ el }) => !a.visibleOnly || visible(el));
+    if (a.inViewportOnly) found = found.filter(({ el }) => inViewport(el.getBoundingClientRect()));
+    if (found.length === 0) {
+      fail('BrowserSearchNoResults', 'browser_search(' + a.by + ', ' + JSON.stringify(a.pattern) + ') returned 0 results');
+    }
+    const slice = found.slice(a.offset, a.offset + a.maxResults);
+    const results = slice.map(({ el, score }) => ({
+      type: kindOf(el),
+      text: textOf(el),
+      selector: selectorOf(el),
+      role: el.getAttribute('role') || undefined,
+      ariaLabel: el.getAttribute('aria-label') || undefined,
+      matchedBy: a.by,
+      confidence: visible(el) ? score : Math.max(0, score - 0.3),
+      inViewport: inViewport(el.getBoundingClientRect()),
+      rect: rectOf(el),
+    }));
+    return { total: found.length, returned: results.length, truncated: found.length > a.offset + results.length, results, ...page() };
+  },
+  overview(a) {
+    let root = document;
+    // A scope that matches nothing falls back to the whole page, as there.
+    if (a.scope) { try { root = document.querySelector(a.scope) || document; } catch (e) { root = document; } }
+    const want = new Set(a.types.includes('all') ? ['link', 'button', 'input'] : a.types);
+    const sel = 'a[href], button, input, select, textarea, [role=button], [role=link], [role=checkbox], [role=radio], ' +
+      '[role=tab], [role=menuitem], [role=switch], [role=combobox], [role=textbox], [contenteditable=true]';
+    const elements = [];
+    let total = 0;
+    for (const el of root.querySelectorAll(sel)) {
+      const role = roleOf(el);
+      const type = role === 'link' ? 'link' : /^(textbox|combobox|checkbox|radio|switch)$/.test(role) ? 'input' : 'button';
+      if (!want.has(type) || !visible(el)) continue;
+      const r = el.getBoundingClientRect();
+      if (a.inViewportOnly && !inViewport(r)) continue;
+      total++;
+      if (elements.length >= a.maxResults) continue;
+      const item = { type, text: textOf(el), selector: selectorOf(el), inViewport: inViewport(r), rect: rectOf(el) };
+      if (role) item.role = role;
+      if ('value' in el && type === 'input' && typeof el.value === 'string') item.value = el.value.slice(0, 200);
+      for (const s of ['checked', 'pressed', 'selected', 'expanded']) {
+        const v = el.getAttribute('aria-' + s) ?? (s === 'checked' && 'checked' in el && /^(checkbox|radio)$/.test(el.type) ? String(el.checked) : null);
+        if (v !== null) item[s] = v === 'true';
+      }
+      if (el.disabled) item.disabled = true;
+      elements.push(item);
+    }
+    return { count: elements.length, total, truncated: total > elements.length, elements, ...page() };
+  },
+  locate(a) {
+    const el = query(document, a.selector)[0];
+    if (!el) fail('ElementNotFound', 'browser_locate: no element matches ' + JSON.stringify(a.selector));
+    const r = el.getBoundingClientRect();
+    const chromeX = Math.max(0, (outerWidth - innerWidth) / 2);
+    const chromeY = Math.max(0, outerHeight - innerHeight - chromeX);
+    const cx = r.left + r.width / 2;
+    const cy = r.top + r.height / 2;
+    return {
+      selector: a.selector,
+      inViewport: inViewport(r),
+      viewport: { x: Math.round(r.left), y: Math.round(r.top), width: Math.round(r.width), height: Math.round(r.height), centerX: Math.round(cx), centerY: Math.round(cy) },
+      // Screen pixels as a desktop click needs them (the window's position plus its chrome).
+      screen: { x: Math.round((screenX + chromeX + cx) * devicePixelRatio), y: Math.round((screenY + chromeY + cy) * devicePixelRatio) },
+      ...page(),
+    };
+  },
+  aim(a) {
+    const el = resolve(a, clickable, 'browser_click');
+    let r = el.getBoundingClientRect();
+    if (!inViewport(r)) {
+      if (!a.scrollIntoView) {
+        fail('ElementNotInViewport', 'browser_click: ' + selectorOf(el) + ' is outside the viewport; pass scrollIntoView: true or scroll first');
+      }
+      el.scrollIntoView({ block: 'center', inline: 'center' });
+      r = el.getBoundingClientRect();
+    }
+    const x = Math.min(Math.max(0, Math.round(r.left + r.width / 2)), innerWidth - 1);
+    const y = Math.min(Math.max(0, Math.round(r.top + r.height / 2)), innerHeight - 1);
+    const hit = document.elementFromPoint(x, y);
+    if (hit && hit !== el && !el.contains(hit) && !hit.contains(el)) {
+      fail('BrowserModalBlocking', 'browser_click: ' + selectorOf(el) + ' is covered by ' + JSON.stringify(describe(hit)) + '; nothing was clicked');
+    }
+    return [x, y];
+  },
+  fill(a) {
+    const el = resolve(a, fillable, 'browser_fill');
+    if (!fillable(el)) fail('BrowserNoActionableTarget', 'browser_fill: ' + selectorOf(el) + ' is not a text field');
+    el.focus();
+    if (el.isContentEditable && !('value' in el)) {
+      el.textContent = a.value;
+    } else {
+      // The prototype's setter, so frameworks that track the value see the change.
+      const proto = el.tagName === 'TEXTAREA' ? HTMLTextAreaElement.prototype : HTMLInputElement.prototype;
+      const setter = Object.getOwnPropertyDescriptor(proto, 'value').set;
+      setter.call(el, a.value);
+    }
+    el.dispatchEvent(new Event('input', { bubbles: true }));
+    el.dispatchEvent(new Event('change', { bubbles: true }));
+    return { ok: true, selector: selectorOf(el), value: 'value' in el ? el.value : el.textContent, ...page() };
+  },
+  form(a) {
+    const root = query(document, a.selector)[0];
+    if (!root) fail('ElementNotFound', 'browser_form: no element matches ' + JSON.stringify(a.selector));
+    const labelOf = (el) => {
+      if (el.id) { const l = document.querySelector('label[for=' + JSON.stringify(el.id) + ']'); if (l) return l.textContent.trim(); }
+      const up = el.closest('label');
+      if (up) return up.textContent.trim();
+      const by = el.getAttribute('aria-labelledby');
+      if (by) { const l = document.getElementById(by); if (l) return l.textContent.trim(); }
+      return el.getAttribute('aria-label') || '';
+    };
+    const fields = [];
+    let total = 0;
+    for (const el of root.querySelectorAll('input, select, textarea, button')) {
+      if (!a.includeHidden && el.type === 'hidden') continue;
+      total++;
+      if (fields.length >= a.maxResults) continue;
+      fields.push({
+        tag: el.tagName.toLowerCase(), type: el.type || '', name: el.name || '', id: el.id || '',
+        value: typeof el.value === 'string' ? el.value.slice(0, 200) : '',
+        placeholder: el.placeholder || '', label: labelOf(el).slice(0, 200),
+        disabled: !!el.disabled, readOnly: !!el.readOnly, selector: selectorOf(el),
+      });
+    }
+    return { count: fields.length, total, truncated: total > fields.length, fields, ...page() };
+  },
+  dom(a) {
+    const el = a.selector ? query(document, a.selector)[0] : document.body;
+    if (!el) fail('ElementNotFound', 'browser_eval dom: no element matches ' + JSON.stringify(a.selector));
+    const html = el.outerHTML;
+    return html.length > a.maxLength ? html.slice(0, a.maxLength) + '\n<!-- truncated: ' + html.length + ' characters -->' : html;
+  },
+  appState(a) {
+    const probes = a.selectors || ['script#__NEXT_DATA__', 'script#__NUXT_DATA__', 'window:__NUXT__', 'window:__remixContext',
+      'window:__APOLLO_STATE__', 'window:__INITIAL_STATE__', 'window:__PRELOADED_STATE__',
+      'script[data-target="react-app.embeddedData"]', 'script[type="application/ld+json"]', 'script[type="application/json"]'];
+    const hits = [];
+    for (const probe of probes) {
+      let payload;
+      if (probe.startsWith('window:')) {
+        payload = window[probe.slice(7)];
+        if (payload === undefined) continue;
+      } else {
+        const el = query(document, probe)[0];
+        if (!el) continue;
+        try { payload = JSON.parse(el.textContent); } catch (e) { payload = el.textContent; }
+      }
+      let text;
+      try { text = JSON.stringify(payload); } catch (e) { text = String(payload); }
+      if (text === undefined) continue;
+      const truncated = text.length > a.maxBytes;
+      hits.push({ selector: probe, sizeBytes: text.length, truncated, payload: truncated ? text.slice(0, a.maxBytes) : payload });
+    }
+    return { found: hits.length, hits, ...page() };
+  },
+  scrollTo(a) {
+    const el = query(document, a.selector)[0];
+    if (!el) fail('ElementNotFound', 'scroll: no element matches ' + JSON.stringify(a.selector));
+    el.scrollIntoView({ block: a.block, inline: 'nearest' });
+    return { ok: true, selector: a.selector, inViewport: inViewport(el.getBoundingClientRect()) };
+  },
+};
