@@ -92,7 +92,9 @@ def main(runs, binaries):
             for _ in range(runs):
                 changing += [step("look_begin"), step("click", target=TK_TITLE, x=bx, y=by), step("look", mode="auto")]
             r = run(binary, desktop, changing)
-            print(f"{'look auto, the Tk window changed (picture attached)':60} {stats(times(r, 'look'))}")
+            looks = [s["value"] for s in r if s["verb"] == "look"]
+            watched = [v["changed_area"] for v in looks if "blink_watch_ms" in v]
+            print(f"{'look auto, the Tk window changed (picture attached)':60} {stats(times(r, 'look'))}  caret check on {len(watched)}/{len(looks)} {watched[:3]}")
             blinking = [step("activate", target=BLINK)]
             for _ in range(runs):
                 blinking += [step("look_begin"), step("key", target=BLINK, combo="shift"), step("look", mode="auto")]

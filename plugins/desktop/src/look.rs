@@ -715,13 +715,20 @@ fn look_at_window(
     let (mut inside, _) = changes.within(&shown);
     let elsewhere = total - inside;
     let mut blinking = 0;
+    let mut watched = None;
     if may_be_a_caret(&changes, &shown, inside) {
+        let started = Instant::now();
         blinking = discount_blinking(before, &mut changes, &shown)?;
+        watched = Some(started.elapsed());
         inside = changes.within(&shown).0;
     }
     let (_, bbox) = changes.within(&shown);
     let what = format!("window {:?}", w.title);
     let mut extra = json!({"window": target::window_json(w)});
+    if let Some(t) = watched {
+        // What the caret check cost, so a slow look can be told apart.
+        extra["blink_watch_ms"] = json!(t.as_millis() as u64);
+    }
     if !attached.is_empty() {
         extra["attached"] = json!(attached.iter().map(|a| area_json(*a)).collect::<Vec<_>>());
     }

@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use atspi_common::{CoordType, Interface, InterfaceSet, ObjectRefOwned, StateSet};
-use atspi_proxies::accessible::{AccessibleProxy, ObjectRefExt};
+use atspi_proxies::accessible::AccessibleProxy;
 use atspi_proxies::action::ActionProxy;
 use atspi_proxies::bus::BusProxy;
 use atspi_proxies::component::ComponentProxy;
@@ -180,7 +180,10 @@ impl Accessibility {
         if let Some(root) = cached
             && root.title == window.title
             && let Ok(proxy) = accessible(conn, &root.object).await
-            && proxy.name().await.is_ok_and(|n| n.trim() == window.title.trim())
+            && proxy
+                .name()
+                .await
+                .is_ok_and(|n| n.trim() == window.title.trim())
         {
             return Ok((root.application, root.object));
         }
@@ -272,12 +275,7 @@ impl Accessibility {
                         )))
                     })?,
             };
-            let proxy = ActionProxy::builder(&conn)
-                .destination(bus_name(&object)?)?
-                .path(object.path().clone())?
-                .cache_properties(zbus::proxy::CacheProperties::No)
-                .build()
-                .await?;
+            let proxy: ActionProxy<'_> = proxy(&conn, &object).await?;
             match proxy.do_action(index as i32).await {
                 Ok(true) => {}
                 Ok(false) => {
@@ -311,14 +309,8 @@ impl Accessibility {
             let interfaces = accessible(&conn, &object).await?.get_interfaces().await?;
             let element = read(&conn, &object, path.to_owned()).await?;
             check_name(&element, expect_name)?;
-            let name = bus_name(&object)?;
             if interfaces.contains(Interface::EditableText) {
-                let proxy = EditableTextProxy::builder(&conn)
-                    .destination(name)?
-                    .path(object.path().clone())?
-                    .cache_properties(zbus::proxy::CacheProperties::No)
-                    .build()
-                    .await?;
+                let proxy: EditableTextProxy<'_> = proxy(&conn, &object).await?;
                 if !proxy.set_text_contents(text).await? {
                     return Err(Fault::Desktop(DesktopFailure::Failed(format!(
                         "the application refused new text for the {} `{}` (is it read-only?)",
@@ -332,12 +324,7 @@ impl Accessibility {
                         element.role, element.name
                     )))
                 })?;
-                let proxy = ValueProxy::builder(&conn)
-                    .destination(name)?
-                    .path(object.path().clone())?
-                    .cache_properties(zbus::proxy::CacheProperties::No)
-                    .build()
-                    .await?;
+                let proxy: ValueProxy<'_> = proxy(&conn, &object).await?;
                 proxy.set_current_value(number).await?;
             } else {
                 return Err(Fault::Desktop(DesktopFailure::Invalid(format!(
@@ -455,6 +442,20 @@ async fn connect() -> Result<zbus::Connection, String> {
         .map_err(|e| format!("no accessibility bus: cannot connect: {e}; {HOW_TO_START}"))
 }
 
+/// A proxy of interface `P` for `object`, reading properties fresh each time
+/// (an application's tree changes under us; a cache would answer stale).
+async fn proxy<'a, P>(conn: &'a zbus::Connection, object: &'a ObjectRefOwned) -> Result<P, Fault>
+where
+    P: zbus::proxy::Defaults + From<zbus::Proxy<'a>>,
+{
+    Ok(zbus::proxy::Builder::<P>::new(conn)
+        .destination(bus_name(object)?)?
+        .path(object.path().clone())?
+        .cache_properties(zbus::proxy::CacheProperties::No)
+        .build()
+        .await?)
+}
+
 fn bus_name(object: &ObjectRefOwned) -> Result<BusName<'static>, Fault> {
     object
         .name()
@@ -470,7 +471,7 @@ async fn accessible<'a>(
     conn: &'a zbus::Connection,
     object: &'a ObjectRefOwned,
 ) -> Result<AccessibleProxy<'a>, Fault> {
-    Ok(object.as_accessible_proxy(conn).await?)
+    proxy(conn, object).await
 }
 
 /// How long a window may wait for its application to appear on the bus: a
@@ -571,15 +572,7 @@ async fn match_score(conn: &zbus::Connection, top: &ObjectRefOwned, window: &Win
 }
 
 async fn extents(conn: &zbus::Connection, object: &ObjectRefOwned) -> Option<Rect> {
-    let proxy = ComponentProxy::builder(conn)
-        .destination(bus_name(object).ok()?)
-        .ok()?
-        .path(object.path().clone())
-        .ok()?
-        .cache_properties(zbus::proxy::CacheProperties::No)
-        .build()
-        .await
-        .ok()?;
+    let proxy: ComponentProxy<'_> = proxy(conn, object).await.ok()?;
     let (x, y, width, height) = proxy.get_extents(CoordType::Screen).await.ok()?;
     (width > 0 && height > 0).then_some(Rect {
         x,
@@ -792,18 +785,7 @@ async fn actions(
     if !interfaces.contains(Interface::Action) {
         return Vec::new();
     }
-    let Ok(dest) = bus_name(object) else {
-        return Vec::new();
-    };
-    let proxy = async {
-        ActionProxy::builder(conn)
-            .destination(dest)?
-            .path(object.path().clone())?
-            .cache_properties(zbus::proxy::CacheProperties::No)
-            .build()
-            .await
-    };
-    match proxy.await {
+    match proxy::<ActionProxy<'_>>(conn, object).await {
         Ok(proxy) => proxy
             .get_actions()
             .await
@@ -824,32 +806,15 @@ async fn value(
     object: &ObjectRefOwned,
     interfaces: InterfaceSet,
 ) -> Option<String> {
-    let dest = bus_name(object).ok()?;
     if interfaces.contains(Interface::Text) {
-        let proxy = TextProxy::builder(conn)
-            .destination(dest)
-            .ok()?
-            .path(object.path().clone())
-            .ok()?
-            .cache_properties(zbus::proxy::CacheProperties::No)
-            .build()
-            .await
-            .ok()?;
+        let proxy: TextProxy<'_> = proxy(conn, object).await.ok()?;
         let count = proxy.character_count().await.ok()?;
         let end = count.clamp(0, MAX_VALUE_CHARS as i32);
         let text = proxy.get_text(0, end).await.ok()?;
         return Some(cut(text, MAX_VALUE_CHARS));
     }
     if interfaces.contains(Interface::Value) {
-        let proxy = ValueProxy::builder(conn)
-            .destination(dest)
-            .ok()?
-            .path(object.path().clone())
-            .ok()?
-            .cache_properties(zbus::proxy::CacheProperties::No)
-            .build()
-            .await
-            .ok()?;
+        let proxy: ValueProxy<'_> = proxy(conn, object).await.ok()?;
         let value = proxy.current_value().await.ok()?;
         return Some(value.to_string());
     }
