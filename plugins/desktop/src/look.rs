@@ -39,19 +39,21 @@ const GROUP_GAP: u32 = 2;
 /// popup of it (a menu, a tooltip): fewer is the window next door redrawing
 /// its caret a few pixels away.
 const MIN_POPUP_CELLS: u64 = 40;
-/// A change of at most this many cells in the window, each part of it no
-/// wider than [`CARET_WIDTH`] and no taller than [`CARET_HEIGHT`], may be a
-/// caret blinking: `look` watches it for a while before calling it a change.
-/// Anything else (a digit, a checkbox) is a change at once, so the watch costs
-/// only where it could be wrong. Two cells wide holds an I-beam caret across a
-/// cell edge; a terminal's block cursor is as wide as a glyph and counts as a
-/// change.
+/// A change of at most this many cells in the window, no wider than
+/// [`CARET_WIDTH`] and no taller than [`CARET_HEIGHT`], whose changed pixels
+/// form a bar at most [`CARET_BAR`] wide (an I-beam) or a solid block (a
+/// terminal's cursor), may be a caret blinking: `look` watches it for a while
+/// before calling it a change. Anything else (a digit, a checkbox) is a change
+/// at once, so the watch costs only where it could be wrong.
 const SMALL_CHANGE: u64 = 24;
-const CARET_WIDTH: u32 = 8;
+const CARET_WIDTH: u32 = 16;
 const CARET_HEIGHT: u32 = 48;
+const CARET_BAR: u32 = 3;
 /// How long a small change is watched for turning back. Carets blink with
-/// half-periods of 300 to 800 ms (xterm and Tk 600/300, GTK 800/400).
-const BLINK_WATCH: Duration = Duration::from_millis(900);
+/// half-periods of 300 to 800 ms (xterm and Tk 600/300, Qt 500/500, GTK
+/// 800/400), and the settle before has already seen the current phase hold
+/// for at least [`LOOK_QUIET`].
+const BLINK_WATCH: Duration = Duration::from_millis(700);
 /// Largest window captured before each acting step for `region_changes`:
 /// above it the capture costs more than the wait it could shorten.
 const BEFORE_ACTION_MAX_PIXELS: u64 = 1_400_000;
@@ -61,6 +63,9 @@ const BEFORE_ACTION_MAX_PIXELS: u64 = 1_400_000;
 pub(crate) struct Seen {
     /// The top-level windows at `look_begin`, to tell which appeared since.
     windows_at_mark: Option<Vec<u64>>,
+    /// The screen's pixels at `look_begin` (the mark is cells): for telling a
+    /// caret from a digit in a small change.
+    mark_pixels: Option<(Area, Vec<u8>)>,
     /// The window the last pointer or keyboard step acted on, captured right
     /// before it acted.
     before_action: Option<Frame>,
@@ -93,8 +98,13 @@ fn area(r: &Rect) -> Area {
 }
 
 fn frame(source: Source) -> Result<Frame, Failure> {
+    frame_and_pixels(source).map(|(f, _)| f)
+}
+
+/// A capture as a frame, with its pixels.
+fn frame_and_pixels(source: Source) -> Result<(Frame, Vec<u8>), Failure> {
     let c = capture(source, ImageFormat::Rgba)?;
-    Frame::from_rgba(area(&c.area), &c.data).ok_or_else(|| {
+    let f = Frame::from_rgba(area(&c.area), &c.data).ok_or_else(|| {
         Failure::new(
             FailureCode::Failed,
             format!(
@@ -105,7 +115,8 @@ fn frame(source: Source) -> Result<Frame, Failure> {
             ),
         )
         .with_input_fired(false)
-    })
+    })?;
+    Ok((f, c.data))
 }
 
 /// Watches `source` until nothing changed for `quiet` (but cells that blink),
@@ -294,7 +305,8 @@ enum Condition {
     Changes,
 }
 
-fn timeout(args: &Args) -> Result<Duration, Failure> {
+/// A wait's time: `timeout_ms`, else `timeout` in seconds, else 10 s.
+pub(crate) fn timeout(args: &Args) -> Result<Duration, Failure> {
     if let Some(ms) = args.opt_int("timeout_ms", 0..=MAX_WAIT_MS)? {
         return Ok(Duration::from_millis(ms as u64));
     }
@@ -489,9 +501,10 @@ fn area_json(a: Area) -> Value {
 }
 
 pub(crate) fn begin(state: &mut State, _: &Args) -> Result<Output, Failure> {
-    let f = frame(Source::Screen(None))?;
+    let (f, pixels) = frame_and_pixels(Source::Screen(None))?;
     let a = f.area;
     state.mark = Some(f);
+    state.seen.mark_pixels = Some((a, pixels));
     state.seen.windows_at_mark = Some(all_windows()?.iter().map(|w| w.id).collect());
     // A new sequence: "the window the last step acted on" is one of its steps.
     state.last_window = None;
@@ -592,6 +605,8 @@ fn look_auto(state: &mut State, settle_max: Duration) -> Result<Output, Failure>
         ));
     };
     let at_mark = state.seen.windows_at_mark.take();
+    let mark_pixels = state.seen.mark_pixels.take();
+    let mark_pixels = mark_pixels.as_ref();
     let (after, settled, took) = settle(Source::Screen(None), settle_max, LOOK_QUIET)?;
     let note = settle_note(settled, took, settle_max);
     let list = all_windows()?;
@@ -605,12 +620,21 @@ fn look_auto(state: &mut State, settle_max: Duration) -> Result<Output, Failure>
         .and_then(|id| list.iter().find(|w| w.id == id))
         .or_else(|| appeared.last().copied());
     if let (Some(w), Some(changes)) = (acted, before.changes(&after))
-        && let Some(out) =
-            look_at_window(&before, changes, w, &list, &appeared, &note, settled, took)?
+        && let Some(out) = look_at_window(
+            &before,
+            mark_pixels,
+            changes,
+            w,
+            &list,
+            &appeared,
+            &note,
+            settled,
+            took,
+        )?
     {
         return Ok(out);
     }
-    look_at_change(&before, &after, &list, &note, settled, took)
+    look_at_change(&before, mark_pixels, &after, &list, &note, settled, took)
 }
 
 /// Where a window manager's frame may be drawn around a client area: the
@@ -643,6 +667,7 @@ fn unchanged(text: String, settled: bool, took: Duration, extra: Value) -> Outpu
 #[allow(clippy::too_many_arguments)]
 fn look_at_window(
     before: &Frame,
+    mark_pixels: Option<&(Area, Vec<u8>)>,
     mut changes: Changes,
     w: &WindowInfo,
     list: &[WindowInfo],
@@ -716,11 +741,19 @@ fn look_at_window(
     let elsewhere = total - inside;
     let mut blinking = 0;
     let mut watched = None;
-    if may_be_a_caret(&changes, &shown, inside) {
-        let started = Instant::now();
-        blinking = discount_blinking(before, &mut changes, &shown)?;
-        watched = Some(started.elapsed());
-        inside = changes.within(&shown).0;
+    match small_change(mark_pixels, &changes, &shown, inside)? {
+        Small::Real => {}
+        Small::Gone => {
+            blinking = inside;
+            changes.clear_where(|c| c.overlap(&shown) > 0);
+            inside = 0;
+        }
+        Small::Caret => {
+            let started = Instant::now();
+            blinking = discount_blinking(before, &mut changes, &shown)?;
+            watched = Some(started.elapsed());
+            inside = changes.within(&shown).0;
+        }
     }
     let (_, bbox) = changes.within(&shown);
     let what = format!("window {:?}", w.title);
@@ -784,15 +817,50 @@ fn look_at_window(
     }))
 }
 
-/// Whether the `inside` changed cells in `shown` could all be a blinking
-/// caret (see [`SMALL_CHANGE`]).
-fn may_be_a_caret(changes: &Changes, shown: &Area, inside: u64) -> bool {
-    (1..=SMALL_CHANGE).contains(&inside)
-        && changes
-            .groups(GROUP_GAP)
-            .iter()
-            .filter(|g| changes.reaches(g, shown))
-            .all(|g| g.bbox.width <= CARET_WIDTH && g.bbox.height <= CARET_HEIGHT)
+/// What a change in `shown` is, by its size and its pixels.
+enum Small {
+    /// Too big or too shaped to be a caret: a change.
+    Real,
+    /// A bar or a block the size of a caret: watch it.
+    Caret,
+    /// Its pixels are as they were at `look_begin` again (a caret in its other
+    /// phase, a hover that ended): no change.
+    Gone,
+}
+
+/// Sorts the `inside` changed cells in `shown` (see [`SMALL_CHANGE`]). Without
+/// the mark's pixels every small change is watched.
+fn small_change(
+    mark_pixels: Option<&(Area, Vec<u8>)>,
+    changes: &Changes,
+    shown: &Area,
+    inside: u64,
+) -> Result<Small, Failure> {
+    if !(1..=SMALL_CHANGE).contains(&inside) {
+        return Ok(Small::Real);
+    }
+    let (_, Some(bbox)) = changes.within(shown) else {
+        return Ok(Small::Real);
+    };
+    if bbox.width > CARET_WIDTH || bbox.height > CARET_HEIGHT {
+        return Ok(Small::Real);
+    }
+    let Some((mark_area, mark)) = mark_pixels else {
+        return Ok(Small::Caret);
+    };
+    let (now, pixels) = frame_and_pixels(Source::Region(rect(&bbox)))?;
+    Ok(
+        match crate::pixels::changed_pixels(mark_area, mark, &now.area, &pixels) {
+            None => Small::Caret,
+            Some((0, _)) => Small::Gone,
+            Some((n, Some(p)))
+                if p.width <= CARET_BAR || n.saturating_mul(10) >= p.pixels().saturating_mul(9) =>
+            {
+                Small::Caret
+            }
+            Some(_) => Small::Real,
+        },
+    )
 }
 
 /// Watches a small change in `shown` for up to [`BLINK_WATCH`]: cells that
@@ -832,6 +900,7 @@ fn discount_blinking(before: &Frame, changes: &mut Changes, shown: &Area) -> Res
 /// (or a region around it), as before there was an acted-on window.
 fn look_at_change(
     before: &Frame,
+    mark_pixels: Option<&(Area, Vec<u8>)>,
     after: &Frame,
     list: &[WindowInfo],
     note: &str,
@@ -842,8 +911,15 @@ fn look_at_change(
     let mut blinking = 0;
     let (changed, bbox) = match before.changes(after) {
         Some(mut changes) => {
-            if may_be_a_caret(&changes, &before.area, changes.count()) {
-                blinking = discount_blinking(before, &mut changes, &before.area)?;
+            match small_change(mark_pixels, &changes, &before.area, changes.count())? {
+                Small::Real => {}
+                Small::Gone => {
+                    blinking = changes.count();
+                    changes.clear_where(|_| true);
+                }
+                Small::Caret => {
+                    blinking = discount_blinking(before, &mut changes, &before.area)?;
+                }
             }
             changes.within(&before.area)
         }

@@ -258,6 +258,56 @@ impl Diff {
     }
 }
 
+/// How far a pixel's channel may move before the pixel counts as changed.
+const PIXEL_THRESHOLD: u8 = 24;
+
+/// The pixels of `now` (RGBA over `area`) that differ from `before` (RGBA over
+/// `before_area`, which must hold `area`): how many, and their box when any.
+/// `None` when the sizes do not add up.
+pub(crate) fn changed_pixels(
+    before_area: &Area,
+    before: &[u8],
+    area: &Area,
+    now: &[u8],
+) -> Option<(u64, Option<Area>)> {
+    let (bw, w, h) = (
+        before_area.width as usize,
+        area.width as usize,
+        area.height as usize,
+    );
+    if before.len() != bw * before_area.height as usize * 4
+        || now.len() != w * h * 4
+        || area.intersect(before_area) != Some(*area)
+    {
+        return None;
+    }
+    // Inside `before_area`, so the offsets are non-negative.
+    let (ox, oy) = (
+        (area.x - before_area.x) as usize,
+        (area.y - before_area.y) as usize,
+    );
+    let mut n = 0u64;
+    let mut bbox: Option<Area> = None;
+    for y in 0..h {
+        for x in 0..w {
+            let i = (y * w + x) * 4;
+            let j = ((oy + y) * bw + ox + x) * 4;
+            let differs = (0..3).any(|c| now[i + c].abs_diff(before[j + c]) > PIXEL_THRESHOLD);
+            if differs {
+                n += 1;
+                let px = Area {
+                    x: area.x + x as i32,
+                    y: area.y + y as i32,
+                    width: 1,
+                    height: 1,
+                };
+                bbox = Some(bbox.map_or(px, |b| b.union(&px)));
+            }
+        }
+    }
+    Some((n, bbox))
+}
+
 /// Which cells of two frames of one area differ.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Changes {
@@ -683,5 +733,38 @@ mod tests {
             "and stays ignored"
         );
         assert!(s.moved(&on, &text), "another cell changing counts");
+    }
+
+    #[test]
+    fn changed_pixels_find_a_bar_inside_a_bigger_capture() {
+        let big = area(16, 8);
+        let before = solid(16, 8, 200);
+        let part = Area {
+            x: 104,
+            y: 50,
+            width: 4,
+            height: 8,
+        };
+        let mut now = solid(4, 8, 200);
+        for y in 1..7 {
+            let i = (y * 4 + 2) * 4;
+            now[i..i + 3].copy_from_slice(&[0, 0, 0]);
+        }
+        assert_eq!(
+            changed_pixels(&big, &before, &part, &now),
+            Some((
+                6,
+                Some(Area {
+                    x: 106,
+                    y: 51,
+                    width: 1,
+                    height: 6
+                })
+            ))
+        );
+        let same = solid(4, 8, 200);
+        assert_eq!(changed_pixels(&big, &before, &part, &same), Some((0, None)));
+        let outside = Area { x: 0, ..part };
+        assert_eq!(changed_pixels(&big, &before, &outside, &now), None);
     }
 }
