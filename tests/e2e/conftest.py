@@ -4,6 +4,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import tempfile
 import threading
@@ -19,6 +20,32 @@ ROOT = Path(__file__).resolve().parents[2]
 BIN = os.environ.get("STEPHOST_BIN", str(ROOT / "target" / "release" / "stephost"))
 CACHE = Path(tempfile.gettempdir()) / "stephost-e2e-cache"
 
+
+
+def need(*tools):
+    """Fails the test, naming them, when programs the test drives are missing."""
+    missing = [t for t in tools if shutil.which(t) is None]
+    if missing:
+        pytest.fail(f"missing programs {missing}: run scripts/test.sh, which installs them")
+
+
+def wait_for(predicate, timeout=15.0, what="condition"):
+    """The first truthy value of `predicate`, polled every 50 ms for `timeout` s."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def free_display(first, last):
+    """An X display number in [first, last) with neither a socket nor a lock."""
+    for n in range(first, last):
+        if not Path(f"/tmp/.X11-unix/X{n}").exists() and not Path(f"/tmp/.X{n}-lock").exists():
+            return f":{n}"
+    raise RuntimeError("no free X display number")
 
 @pytest.fixture
 def anyio_backend():

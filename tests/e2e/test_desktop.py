@@ -35,7 +35,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from conftest import BIN, server_env
+from conftest import BIN, free_display, need, server_env, wait_for
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(180)]
 
@@ -46,27 +46,6 @@ TK_TITLE = "Stephost Tk Test"
 EXTRA_PLUGINS = os.environ.get("STEPHOST_DESKTOP_PLUGINS")  # a folder with desktop.wasm, while developing
 
 
-def need(*tools):
-    missing = [t for t in tools if shutil.which(t) is None]
-    if missing:
-        pytest.fail(f"missing programs {missing}: run scripts/test.sh, which installs them")
-
-
-def wait_for(predicate, timeout=15.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def free_display():
-    for n in range(91, 140):
-        if not Path(f"/tmp/.X11-unix/X{n}").exists() and not Path(f"/tmp/.X{n}-lock").exists():
-            return f":{n}"
-    raise RuntimeError("no free X display number")
 
 
 class Desktop:
@@ -96,7 +75,7 @@ class Desktop:
 
     def __enter__(self):
         need("Xvfb", "xterm", "xprop", "openbox")
-        self.display = free_display()
+        self.display = free_display(91, 140)
         self.spawn("Xvfb", self.display, "-screen", "0", "1280x800x24", "-nolisten", "tcp")
         n = self.display[1:]
         wait_for(lambda: Path(f"/tmp/.X11-unix/X{n}").exists(), what="Xvfb")

@@ -28,34 +28,13 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from conftest import BIN, server_env
+from conftest import BIN, free_display, need, server_env, wait_for
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(180)]
 
 EXTRA_PLUGINS = os.environ.get("STEPHOST_DESKTOP_PLUGINS")
 
 
-def need(*tools):
-    missing = [t for t in tools if shutil.which(t) is None]
-    if missing:
-        pytest.fail(f"missing programs {missing}: run scripts/test.sh, which installs them")
-
-
-def wait_until(predicate, timeout=20.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def free_display():
-    for n in range(141, 190):
-        if not Path(f"/tmp/.X11-unix/X{n}").exists() and not Path(f"/tmp/.X{n}-lock").exists():
-            return f":{n}"
-    raise RuntimeError("no free X display number")
 
 
 class Session:
@@ -84,11 +63,11 @@ class Session:
 
     def __enter__(self):
         need("Xvfb", "openbox", "zenity", "dbus-daemon")
-        self.display = free_display()
+        self.display = free_display(141, 190)
         self.procs.append(subprocess.Popen(
             ["Xvfb", self.display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        wait_until(lambda: Path(f"/tmp/.X11-unix/X{self.display[1:]}").exists(), what="Xvfb")
+        wait_for(lambda: Path(f"/tmp/.X11-unix/X{self.display[1:]}").exists(), timeout=20.0, what="Xvfb")
         bus = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--print-address=1"],
                                env={**os.environ, "DISPLAY": self.display, "XDG_RUNTIME_DIR": str(self.runtime)},
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)

@@ -32,7 +32,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from conftest import BIN, server_env
+from conftest import BIN, free_display, need, server_env, wait_for
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(240)]
 
@@ -49,27 +49,6 @@ EXAMPLE = """<!doctype html><html><head><title>Example Domain</title></head><bod
 MORE = """<!doctype html><html><head><title>More</title></head><body><h1>More information</h1></body></html>"""
 
 
-def need(*tools):
-    missing = [t for t in tools if shutil.which(t) is None]
-    if missing:
-        pytest.fail(f"missing programs {missing}: run scripts/test.sh, which installs them")
-
-
-def wait_for(predicate, timeout=20.0, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def free_display():
-    for n in range(141, 190):
-        if not Path(f"/tmp/.X11-unix/X{n}").exists() and not Path(f"/tmp/.X{n}-lock").exists():
-            return f":{n}"
-    raise RuntimeError("no free X display number")
 
 
 class Desk:
@@ -119,7 +98,7 @@ class Desk:
 
     def __enter__(self):
         need("Xvfb", "xwininfo", "openbox", "mousepad", "dbus-daemon")
-        self.display = free_display()
+        self.display = free_display(141, 190)
         # Started with this desktop's environment, which the services it
         # starts (the accessibility bus) inherit.
         out = subprocess.run(
@@ -130,14 +109,14 @@ class Desk:
         self.bus, self.bus_pid = address, int(pid)
         self.spawn("Xvfb", self.display, "-screen", "0", "1280x800x24", "-nolisten", "tcp")
         n = self.display[1:]
-        wait_for(lambda: Path(f"/tmp/.X11-unix/X{n}").exists(), what="Xvfb")
-        wait_for(lambda: subprocess.run(["xwininfo", "-root"], env=self.env(), capture_output=True).returncode == 0, what="X")
+        wait_for(lambda: Path(f"/tmp/.X11-unix/X{n}").exists(), timeout=20.0, what="Xvfb")
+        wait_for(lambda: subprocess.run(["xwininfo", "-root"], env=self.env(), capture_output=True).returncode == 0, timeout=20.0, what="X")
         if self.wm == "openbox":
             self.spawn("openbox")
             time.sleep(0.5)
         self.file.write_text("")
         self.spawn("mousepad", str(self.file))
-        wait_for(self.editor_title, what="the mousepad window")
+        wait_for(self.editor_title, timeout=20.0, what="the mousepad window")
         time.sleep(1.0)  # mapped, drawn and placed
         return self
 

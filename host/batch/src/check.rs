@@ -55,21 +55,17 @@ pub(crate) async fn check_resolved<E: Executor>(
     clock: BatchClock,
 ) -> Result<(), StepError> {
     let budget = clock.call(CHECK_TIMEOUT.min(step.timeout), opts.limits, &opts.cancel);
-    match exec.check(&step.plugin, &step.verb, input, &budget).await {
-        Ok(()) => Ok(()),
-        Err(Refusal::Failure(f)) => Err(StepError {
-            code: f.code,
-            message: f.message,
-            input_fired: false,
-            details: f.details,
-        }),
-        Err(Refusal::Fault(fault)) => Err(StepError {
-            code: stephost_contract::FailureCode::Failed,
-            message: format!("the plugin's check of this input failed: {fault}"),
-            input_fired: false,
-            details: None,
-        }),
-    }
+    exec.check(&step.plugin, &step.verb, input, &budget)
+        .await
+        .map_err(|why| {
+            let failure = why.into_failure();
+            StepError {
+                code: failure.code,
+                message: failure.message,
+                input_fired: false,
+                details: failure.details,
+            }
+        })
 }
 
 /// Why a check did not pass: the plugin refused the input, or the call
@@ -82,23 +78,32 @@ pub enum Refusal {
     Fault(Fault),
 }
 
-fn problem(step: &PlannedStep, why: Refusal) -> Problem {
-    let (field, message) = match why {
-        Refusal::Failure(failure) => {
-            // A plugin names the input field it refused in its details.
-            let field = failure
-                .details
-                .as_ref()
-                .and_then(|d| d.get("field"))
-                .and_then(Value::as_str)
-                .map(key_field);
-            (field, failure.message)
+impl Refusal {
+    /// The refusal as a failure: the plugin's own, or `failed` saying the
+    /// check itself went wrong.
+    fn into_failure(self) -> Failure {
+        match self {
+            Refusal::Failure(failure) => failure,
+            Refusal::Fault(fault) => Failure {
+                code: stephost_contract::FailureCode::Failed,
+                message: format!("the plugin's check of this input failed: {fault}"),
+                input_fired: false,
+                details: None,
+                proposal: Default::default(),
+            },
         }
-        Refusal::Fault(fault) => (
-            None,
-            format!("the plugin's check of this input failed: {fault}"),
-        ),
-    };
+    }
+}
+
+fn problem(step: &PlannedStep, why: Refusal) -> Problem {
+    let failure = why.into_failure();
+    // A plugin names the input field it refused in its details.
+    let field = failure
+        .details
+        .as_ref()
+        .and_then(|d| d.get("field"))
+        .and_then(Value::as_str)
+        .map(key_field);
     let base = format!("steps[{}].input", step.index);
     Problem {
         step: Some(step.index),
@@ -107,7 +112,7 @@ fn problem(step: &PlannedStep, why: Refusal) -> Problem {
             Some(field) => join_field(&base, &field),
             None => base,
         },
-        message,
+        message: failure.message,
     }
 }
 

@@ -615,10 +615,17 @@ pub(crate) fn describe_window(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn el(path: &str, role: &str, name: &str, actions: &[&str], editable: bool) -> Element {
+    /// A showing element with no value, description, bounds or children.
+    pub(crate) fn el(
+        path: &str,
+        role: &str,
+        name: &str,
+        actions: &[&str],
+        editable: bool,
+    ) -> Element {
         Element {
             path: path.into(),
             role: role.into(),

@@ -265,7 +265,8 @@ pub(crate) fn verbs() -> Vec<Verb<State>> {
             crate::wait_for,
             "Wait for a condition: window_appears / window_gone (target), screen_settles (the screen, \
              a region or a window stops changing), region_changes (anything in the region or window \
-             changes), element_appears / element_gone / element_matches (an accessibility element of \
+             changes, compared with how it looked right before the last pointer or keyboard step), \
+             element_appears / element_gone / element_matches (an accessibility element of \
              the window, by element {path, name, role, text}), value_changes (that element's value). \
              Fails with timeout when the time runs out.",
             false,

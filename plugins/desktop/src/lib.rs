@@ -84,21 +84,9 @@ pub(crate) fn screenshot(state: &mut State, args: &Args) -> Result<Output, Failu
 pub(crate) fn wait_for(state: &mut State, args: &Args) -> Result<Output, Failure> {
     match args.opt_str("condition")? {
         Some(condition) if a11y::is_element_condition(condition) => {
-            let timeout = match (
-                args.opt_int("timeout_ms", 0..=MAX_WAIT_MS)?,
-                args.get("timeout"),
-            ) {
-                (Some(ms), _) => ms as u64,
-                (None, Some(s)) => {
-                    (s.as_f64()
-                        .unwrap_or(10.0)
-                        .clamp(0.0, MAX_WAIT_MS as f64 / 1000.0)
-                        * 1000.0) as u64
-                }
-                (None, None) => 10_000,
-            };
+            let timeout = look::timeout(args)?;
             let condition = condition.to_owned();
-            a11y::wait_element(state, args, &condition, Duration::from_millis(timeout))
+            a11y::wait_element(state, args, &condition, timeout)
         }
         _ => look::wait_for(state, args),
     }

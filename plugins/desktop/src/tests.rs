@@ -65,21 +65,6 @@ struct Dialog {
     set: Record<(String, String)>,
 }
 
-fn element(path: &str, role: &str, name: &str, actions: &[&str], editable: bool) -> Element {
-    Element {
-        path: path.into(),
-        role: role.into(),
-        name: name.into(),
-        description: String::new(),
-        value: None,
-        states: vec!["showing".into()],
-        actions: actions.iter().map(|a| (*a).to_owned()).collect(),
-        bounds: None,
-        editable,
-        child_count: 0,
-    }
-}
-
 fn dialog_window() -> WindowInfo {
     WindowInfo {
         id: 0x40,
@@ -118,10 +103,10 @@ impl MockHost for Dialog {
         Ok(Tree {
             application: "zenity".into(),
             elements: vec![
-                element("", "dialog", "Name please", &[], false),
-                element("0", "label", "Your name:", &[], false),
-                element("1", "text", "", &["activate"], true),
-                element("2", "push button", "OK", &["click"], false),
+                el("", "dialog", "Name please", &[], false),
+                el("0", "label", "Your name:", &[], false),
+                el("1", "text", "", &["activate"], true),
+                el("2", "push button", "OK", &["click"], false),
             ],
             truncated: false,
         })
@@ -136,7 +121,7 @@ impl MockHost for Dialog {
         self.pressed
             .borrow_mut()
             .push((path.into(), expect_name.map(str::to_owned)));
-        Ok(element(path, "push button", "OK", &["click"], false))
+        Ok(el(path, "push button", "OK", &["click"], false))
     }
     fn set_text(
         &mut self,
@@ -146,10 +131,11 @@ impl MockHost for Dialog {
         _: Option<&str>,
     ) -> Result<Element, DesktopError> {
         self.set.borrow_mut().push((path.into(), text.into()));
-        Ok(element(path, "text", "", &["activate"], true))
+        Ok(el(path, "text", "", &["activate"], true))
     }
 }
 
+use crate::a11y::tests::el;
 use stephost_plugin::desktop::DesktopError;
 use stephost_plugin::desktop::accessibility::{Element, Tree};
 use stephost_plugin::desktop::windows::WindowInfo;

@@ -306,8 +306,8 @@ impl Accessibility {
         self.on_bus(|conn| async move {
             let (_, root) = self.root(&conn, window).await?;
             let object = descend(&conn, root, &steps, path).await?;
-            let interfaces = accessible(&conn, &object).await?.get_interfaces().await?;
-            let element = read(&conn, &object, path.to_owned()).await?;
+            let (element, interfaces) =
+                read_with_interfaces(&conn, &object, path.to_owned()).await?;
             check_name(&element, expect_name)?;
             if interfaces.contains(Interface::EditableText) {
                 let proxy: EditableTextProxy<'_> = proxy(&conn, &object).await?;
@@ -737,6 +737,15 @@ async fn read(
     object: &ObjectRefOwned,
     path: String,
 ) -> Result<Element, Fault> {
+    Ok(read_with_interfaces(conn, object, path).await?.0)
+}
+
+/// [`read`], with the interfaces the element implements.
+async fn read_with_interfaces(
+    conn: &zbus::Connection,
+    object: &ObjectRefOwned,
+    path: String,
+) -> Result<(Element, InterfaceSet), Fault> {
     let proxy = accessible(conn, object).await?;
     let (name, role, description, states, interfaces, child_count) = futures_util::join!(
         proxy.name(),
@@ -759,7 +768,7 @@ async fn read(
         },
         value(conn, object, interfaces),
     );
-    Ok(Element {
+    let element = Element {
         path,
         role: role?,
         name: cut(name.unwrap_or_default(), MAX_NAME_CHARS),
@@ -774,7 +783,8 @@ async fn read(
         editable: interfaces.contains(Interface::EditableText)
             && states.contains(atspi_common::State::Editable),
         child_count: u32::try_from(child_count.unwrap_or(0)).unwrap_or(0),
-    })
+    };
+    Ok((element, interfaces))
 }
 
 async fn actions(
