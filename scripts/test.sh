@@ -91,6 +91,9 @@ cargo test --manifest-path plugins/Cargo.toml --workspace
 say "fuzz catalog snapshot is current (scripts/fuzz_catalog.sh --check)"
 STEPHOST_BIN=$root/target/release/stephost scripts/fuzz_catalog.sh --check
 
+say "third-party web apps for the browser tests (scripts/webapps.sh)"
+scripts/webapps.sh
+
 if ls tests/e2e/test_*.py >/dev/null 2>&1; then
   say "end-to-end tests (pytest)"
   STEPHOST_BIN=$root/target/release/stephost "$venv/bin/python" -m pytest -q tests/e2e

@@ -24,6 +24,11 @@ pub(crate) struct Browser {
     /// documents of this browser, so a ref from one page never names an element
     /// of another.
     pub(crate) next_ref: u64,
+    /// The text of a dialog the last input opened (an alert, confirm or
+    /// prompt), for the step that opened it to report.
+    pub(crate) opened_dialog: Option<String>,
+    /// The download folder as the current acting verb found it.
+    pub(crate) downloads: crate::downloads::Downloads,
 }
 
 impl Browser {
@@ -50,6 +55,16 @@ impl Browser {
     /// `chromium` or `firefox`.
     pub(crate) fn kind(&mut self) -> Result<String> {
         Ok(self.session()?.browser.clone())
+    }
+
+    /// The session's download folder on the host, once a session is open.
+    pub(crate) fn download_dir(&self) -> Option<String> {
+        self.session.as_ref()?.download_dir.clone()
+    }
+
+    /// The folders granted for uploads (opening the session to learn them).
+    pub(crate) fn upload_dirs(&mut self) -> Result<Vec<String>> {
+        Ok(self.session()?.upload_dirs.clone())
     }
 
     /// Sends a command; a failure is mapped for `doing`, and a session that is
@@ -229,6 +244,7 @@ impl Browser {
 
     /// Sends W3C input actions to `tab`.
     pub(crate) fn actions(&mut self, tab: u32, what: &str, actions: Value) -> Result<()> {
+        self.opened_dialog = None;
         self.switch(tab)?;
         let doing = Doing {
             tab: Some(tab),
@@ -241,8 +257,59 @@ impl Browser {
             "/actions",
             Some(json!({ "actions": actions })),
         )?;
+        self.quiet(tab);
         self.settle(tab);
         Ok(())
+    }
+
+    /// Lets the page handle the input it was just sent before the next command:
+    /// work a handler deferred to a later task or frame (a framework's render,
+    /// say) runs; short timeouts and requests the input started (a debounced
+    /// search, a menu that opens after 300 ms, the next page of a feed) finish,
+    /// for at most `WORK_MAX_MS`; and while the DOM keeps changing the plugin
+    /// waits for it to stop for `QUIET_MS`, for at most `QUIET_MAX_MS`. An idle
+    /// page costs one task turn (about a millisecond). Without this, `type "A"`,
+    /// `key Return`, `type "B"` on a framework's list reaches the input before
+    /// it was cleared and makes one item "AB". Errors end the wait quietly (a
+    /// navigation replaced the document): `settle` and the next command see the
+    /// page as it is. The page library's hook (`page.js`) counts the timeouts,
+    /// frame callbacks and requests.
+    fn quiet(&mut self, tab: u32) {
+        const QUIET_JS: &str = "const done = arguments[arguments.length - 1]; \
+            const [quiet, maxBusy, maxWork] = arguments; const t0 = performance.now(), since = t0 - 250; \
+            const raw = window.wrappedJSObject || window; const n = raw.__stephostNet; let last = -1; \
+            const mo = new MutationObserver(() => { last = performance.now(); }); \
+            mo.observe(document, { subtree: true, childList: true, attributes: true, characterData: true }); \
+            const task = () => new Promise((r) => { const c = new MessageChannel(); c.port1.onmessage = () => r(); c.port2.postMessage(0); }); \
+            const later = (ms) => new Promise((r) => setTimeout(r, ms)); \
+            const frame = () => new Promise((r) => { const t = setTimeout(r, 50); requestAnimationFrame(() => { clearTimeout(t); r(); }); }); \
+            (async () => { await task(); await later(0); let framed = false; \
+              for (;;) { const now = performance.now(); \
+                const due = n ? Number(n.due(since)) : 0; \
+                const fetching = n ? n.inflight > 0 && Number(n.recent(since)) > 0 : false; \
+                const changing = last >= 0 && now - last < quiet; \
+                const drawing = n ? Number(n.pendingFrames(since)) > 0 : false; \
+                if ((last >= 0 || drawing) && !framed) { framed = true; await frame(); continue; } \
+                const working = due > now || fetching; \
+                if (!working && !changing) break; \
+                if (now - t0 >= (working ? maxWork : maxBusy)) break; \
+                await later(due > now ? Math.max(1, Math.min(20, due - now + 1)) : 5); } \
+              mo.disconnect(); done(Math.round(performance.now() - t0)); })();";
+        let doing = Doing {
+            tab: Some(tab),
+            what: "letting the page settle",
+            acts: false,
+        };
+        let body = json!({ "script": QUIET_JS, "args": [QUIET_MS, QUIET_MAX_MS, WORK_MAX_MS] });
+        if let Err(f) = self.cmd(&doing, "POST", "/execute/async", Some(body))
+            && crate::error::has_code(&f, "dialog-open")
+        {
+            let text = self
+                .cmd(&doing, "GET", "/alert/text", None)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned));
+            self.opened_dialog = Some(text.unwrap_or_default());
+        }
     }
 
     /// Waits until a navigation that input may have started has a loaded
@@ -256,6 +323,7 @@ impl Browser {
     fn settle(&mut self, tab: u32) {
         const PROBE: &str = "const reg = window.__stephostRefs; \
             if (reg && reg.doc === document && reg.navigating && performance.now() - reg.navigating < 3000) return false; \
+            if (reg && reg.doc === document && reg.downloading && performance.now() - reg.downloading < 3000) return false; \
             return document.readyState === 'complete' && \
               !(location.href === 'about:blank' && performance.now() < 1000 && \
                 !(document.body && document.body.childElementCount));";
@@ -268,6 +336,12 @@ impl Browser {
             let body = json!({ "script": PROBE, "args": [] });
             match self.cmd(&doing, "POST", "/execute/sync", Some(body)) {
                 Ok(Value::Bool(false)) => {
+                    // A download started: the navigation the page library
+                    // marked will not come.
+                    if self.downloads.started() {
+                        crate::downloads::clear_marks(self, tab);
+                        return;
+                    }
                     wasi::clocks::monotonic_clock::subscribe_duration(SETTLE_POLL_NS).block();
                 }
                 _ => return,
@@ -275,6 +349,13 @@ impl Browser {
         }
     }
 }
+
+/// How long the DOM must stay unchanged after input, and the longest wait for
+/// that, in ms (see `Browser::quiet`).
+const QUIET_MS: u64 = 20;
+const QUIET_MAX_MS: u64 = 300;
+/// The longest wait for timeouts and requests the input started, in ms.
+const WORK_MAX_MS: u64 = 1_000;
 
 /// How often, and how many times, `settle` looks (about 5 s in all).
 const SETTLE_POLL_NS: u64 = 10_000_000;

@@ -7,7 +7,7 @@ use stephost_plugin::{Failure, Handler, Output, Verb};
 
 use crate::browser::Browser;
 use crate::computer::{self, MAX_WAIT_S};
-use crate::{content, tabs, wait};
+use crate::{content, downloads, tabs, upload, wait};
 
 /// Every verb, in listing order. Why so terse: every description and schema
 /// is sent to the model in every conversation; each says what the verb does
@@ -39,9 +39,11 @@ pub(crate) fn verbs() -> Vec<Verb<Browser>> {
         ),
         verb(
             "navigate",
-            |b, a| value(tabs::navigate(b, a)),
+            |b, a| downloads::around(b, a, |b, a| value(tabs::navigate(b, a))),
             "Load a URL in a tab and wait for it, or url \"back\", \"forward\", \"reload\". Returns \
-             title and url. Earlier refs and coordinates are stale afterwards.",
+             title, url (final, after redirects) and status (HTTP status, e.g. 404; null when \
+             unknown). A host that cannot be reached fails with a plain reason. Earlier refs and \
+             coordinates are stale afterwards.",
             true,
             object(
                 json!({
@@ -53,14 +55,15 @@ pub(crate) fn verbs() -> Vec<Verb<Browser>> {
         ),
         verb(
             "computer",
-            computer::run,
+            |b, a| downloads::around(b, a, computer::run),
             "Mouse, keyboard and screenshots on a tab. left_click, right_click, double_click, \
-             triple_click, hover: at coordinate, or at a ref (scrolled into view, checked to be what \
-             a click there hits). left_click_drag: start_coordinate to coordinate. type: text into \
-             the focused element. key: text as space-separated combos (\"ctrl+a Delete\", \"Return\"). \
+             triple_click, hover: at coordinate, or at a ref (waits up to 5 s until it is visible, \
+             still, enabled and not covered, scrolled into view). left_click_drag: start_ref or \
+             start_coordinate to ref or coordinate. type: text into the focused element. key: text as space-separated combos (\"ctrl+a Delete\", \"Return\"). \
              scroll: scroll_direction, scroll_amount ticks of 100 px at coordinate or the centre (a \
              ref alone scrolls it into view). screenshot: PNG of the viewport. wait: duration \
-             seconds. A stale ref fails with world-moved and clicks nothing.",
+             seconds. After input the page is given time to settle (its handlers run, a navigation \
+             loads). A stale ref fails with world-moved and clicks nothing.",
             true,
             computer_schema(),
         ),
@@ -137,26 +140,34 @@ pub(crate) fn verbs() -> Vec<Verb<Browser>> {
         verb(
             "wait_for_page",
             |b, a| value(wait::wait_for_page(b, a)),
-            "Wait until a tab shows what the next step needs: condition appears (a visible element \
-             matches) or gone (none does) by text (its own text contains pattern, any case unless \
-             case_sensitive), regex, role (button, link, textbox, heading, ...), aria_label or \
-             selector (CSS), optionally within scope (CSS); or url_matches (substring, or regex: \
-             true). Polls every interval_ms, across navigations; fails with timeout after \
-             timeout_ms.",
+            "Wait until a tab shows what the next step needs (named wait_for in browser_batch). \
+             Shortcuts: text (visible text appears), text_gone, ref (the element is visible; with \
+             condition gone: until it goes), url (the URL contains it). Or condition appears / gone \
+             by text (an element's own text contains pattern, any case unless case_sensitive), \
+             regex, role (button, link, textbox, heading, ...), aria_label, selector (CSS), ref or \
+             description (as find reads it), optionally within scope (CSS); url_matches \
+             (substring, or regex: true); network_idle (loaded, and no request running or \
+             finishing for idle_ms). Polls every interval_ms, across navigations; fails with \
+             timeout after timeout_ms.",
             false,
             object(
                 json!({
                     "tabId": tab_id(),
-                    "condition": {"type": "string", "enum": ["appears", "gone", "url_matches"]},
-                    "by": {"type": "string", "enum": ["text", "regex", "role", "aria_label", "selector"], "default": "text"},
+                    "text": {"type": "string", "minLength": 1},
+                    "text_gone": {"type": "string", "minLength": 1},
+                    "ref": {"type": "string", "minLength": 1},
+                    "url": {"type": "string", "minLength": 1},
+                    "condition": {"type": "string", "enum": ["appears", "gone", "url_matches", "network_idle"]},
+                    "by": {"type": "string", "enum": ["text", "regex", "role", "aria_label", "selector", "ref", "description"], "default": "text"},
                     "pattern": {"type": "string", "minLength": 1},
                     "scope": {"type": "string", "minLength": 1},
                     "case_sensitive": {"type": "boolean", "default": false},
                     "regex": {"type": "boolean", "default": false},
+                    "idle_ms": {"type": "integer", "minimum": 0, "maximum": 10000, "default": 500},
                     "timeout_ms": {"type": "integer", "minimum": 0, "maximum": wait::MAX_WAIT_MS, "default": 5000},
                     "interval_ms": {"type": "integer", "minimum": 50, "maximum": 5000, "default": 200}
                 }),
-                &["tabId", "condition", "pattern"],
+                &["tabId"],
             ),
         ),
         verb(
@@ -174,6 +185,32 @@ pub(crate) fn verbs() -> Vec<Verb<Browser>> {
                 }),
                 &["tabId", "action"],
             ),
+        ),
+        verb(
+            "file_upload",
+            |b, a| value(upload::run(b, a)),
+            "Put host files into a file input (<input type=file>) by ref, as if chosen in the file \
+             dialog. paths: absolute paths inside the folders the operator granted ([browser] \
+             upload_dirs); others fail with denied and nothing is sent. Returns the input's files.",
+            true,
+            object(
+                json!({
+                    "tabId": tab_id(),
+                    "ref": {"type": "string", "minLength": 1},
+                    "paths": {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1, "maxItems": 64}
+                }),
+                &["tabId", "ref", "paths"],
+            ),
+        ),
+        verb(
+            "downloads",
+            |b, _| value(downloads::list_verb(b)),
+            "List this browser's downloads. A click, key or navigate that starts one returns \
+             downloads: [{file, path, bytes}] once complete: file is the saved name, path the file \
+             on the host (other tools can read it), bytes its size; complete: false if still \
+             downloading. The folder is this session's own and goes with it.",
+            false,
+            object(json!({}), &[]),
         ),
     ]
 }
@@ -234,7 +271,8 @@ fn computer_schema() -> Value {
             },
             "coordinate": point("[x, y] in viewport CSS pixels (= screenshot pixels)."),
             "start_coordinate": point("Where left_click_drag starts."),
-            "ref": {"type": "string", "description": "Element ref from read_page or find, instead of coordinate."},
+            "ref": {"type": "string", "description": "Element ref from read_page or find, instead of coordinate (for left_click_drag: where to drop)."},
+            "start_ref": {"type": "string", "description": "Element ref where left_click_drag starts, instead of start_coordinate."},
             "text": {"type": "string"},
             "modifiers": {"type": "string", "description": "Keys held during a click or drag, e.g. \"shift+alt\"."},
             "scroll_direction": {"type": "string", "enum": ["up", "down", "left", "right"], "default": "down"},
@@ -243,22 +281,8 @@ fn computer_schema() -> Value {
         }),
         &["tabId", "action"],
     );
-    schema["allOf"] = json!([
-        needs(
-            &[
-                "left_click",
-                "right_click",
-                "double_click",
-                "triple_click",
-                "hover"
-            ],
-            json!({"anyOf": [{"required": ["coordinate"]}, {"required": ["ref"]}]})
-        ),
-        needs(
-            &["left_click_drag"],
-            json!({"required": ["start_coordinate", "coordinate"]})
-        ),
-        needs(&["type", "key"], json!({"required": ["text"]})),
-    ]);
+    // Clicks and drags take a ref or a point; the verb itself says which is
+    // missing, in words (a schema `anyOf` would answer in schema terms).
+    schema["allOf"] = json!([needs(&["type", "key"], json!({"required": ["text"]})),]);
     schema
 }

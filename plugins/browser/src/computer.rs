@@ -38,7 +38,7 @@ pub(crate) fn run(browser: &mut Browser, args: &Args) -> Result<Output> {
             json!({ "action": "wait", "tabId": tab, "waited_s": seconds })
         }
         "left_click" | "right_click" | "double_click" | "triple_click" => {
-            let (x, y, target) = target(browser, args, tab)?;
+            let (x, y, target) = target(browser, args, tab, true)?;
             let (button, count) = match action {
                 "right_click" => (2, 1),
                 "double_click" => (0, 2),
@@ -56,7 +56,7 @@ pub(crate) fn run(browser: &mut Browser, args: &Args) -> Result<Output> {
             done(action, tab, x, y, target)
         }
         "hover" => {
-            let (x, y, target) = target(browser, args, tab)?;
+            let (x, y, target) = target(browser, args, tab, false)?;
             browser.actions(
                 tab,
                 &format!("hovering at ({x}, {y})"),
@@ -65,18 +65,8 @@ pub(crate) fn run(browser: &mut Browser, args: &Args) -> Result<Output> {
             done(action, tab, x, y, target)
         }
         "left_click_drag" => {
-            let (x0, y0) = args.point("start_coordinate")?.ok_or_else(|| {
-                invalid(
-                    "start_coordinate",
-                    "left_click_drag needs start_coordinate [x, y] and coordinate [x, y]",
-                )
-            })?;
-            let (x1, y1) = args.point("coordinate")?.ok_or_else(|| {
-                invalid(
-                    "coordinate",
-                    "left_click_drag needs start_coordinate [x, y] and coordinate [x, y]",
-                )
-            })?;
+            let (x0, y0) = drag_end(browser, args, tab, "start_ref", "start_coordinate")?;
+            let (x1, y1) = drag_end(browser, args, tab, "ref", "coordinate")?;
             let pointer = vec![
                 move_to(x0, y0),
                 json!({"type": "pointerDown", "button": 0}),
@@ -123,13 +113,26 @@ pub(crate) fn run(browser: &mut Browser, args: &Args) -> Result<Output> {
             ));
         }
     };
+    let mut value = value;
+    if let Some(text) = browser.opened_dialog.take() {
+        value["dialog_opened"] = json!({
+            "text": text,
+            "note": "a dialog is open in this tab; answer it with the dialog tool (accept or dismiss) before acting on the tab again",
+        });
+    }
     Ok(Output::new(value))
 }
 
-/// The point to act on: `coordinate`, or the centre of `ref` (checked).
-fn target(browser: &mut Browser, args: &Args, tab: u32) -> Result<(i64, i64, Option<String>)> {
+/// The point to act on: `coordinate`, or the centre of `ref` once it is
+/// actionable (`enabled`: a click also waits for the element to be enabled).
+fn target(
+    browser: &mut Browser,
+    args: &Args,
+    tab: u32,
+    enabled: bool,
+) -> Result<(i64, i64, Option<String>)> {
     if let Some(reference) = args.opt_str("ref")? {
-        let (x, y) = page::point(browser, tab, reference)?;
+        let (x, y) = page::point(browser, tab, reference, enabled)?;
         return Ok((x, y, Some(reference.to_owned())));
     }
     match args.point("coordinate")? {
@@ -139,6 +142,27 @@ fn target(browser: &mut Browser, args: &Args, tab: u32) -> Result<(i64, i64, Opt
             "this action needs coordinate [x, y] (from a screenshot) or ref (from read_page or find)",
         )),
     }
+}
+
+/// One end of a drag: the centre of the ref in `ref_field` (actionable), or the
+/// point in `point_field`.
+fn drag_end(
+    browser: &mut Browser,
+    args: &Args,
+    tab: u32,
+    ref_field: &str,
+    point_field: &str,
+) -> Result<(i64, i64)> {
+    if let Some(reference) = args.opt_str(ref_field)? {
+        return page::point(browser, tab, reference, false);
+    }
+    args.point(point_field)?.ok_or_else(|| {
+        invalid(
+            point_field,
+            "left_click_drag needs where to start (start_ref, or start_coordinate [x, y]) and \
+             where to drop (ref, or coordinate [x, y])",
+        )
+    })
 }
 
 fn done(action: &str, tab: u32, x: i64, y: i64, target: Option<String>) -> Value {

@@ -12,6 +12,11 @@ use crate::webdriver::Doing;
 /// Longest page text returned, in characters.
 const MAX_TEXT_CHARS: usize = 100_000;
 
+/// How old a page is (ms since it started loading) before `find` takes
+/// "nothing matches" as the answer, and how often it looks again until then.
+const YOUNG_PAGE_MS: u64 = 3_000;
+const FIND_RETRY_NS: u64 = 150_000_000;
+
 /// `read_page`: the accessibility-style tree with refs.
 pub(crate) fn read_page(browser: &mut Browser, args: &Args) -> Result<Value> {
     let tab = args.tab()?;
@@ -26,6 +31,7 @@ pub(crate) fn read_page(browser: &mut Browser, args: &Args) -> Result<Value> {
     if let Some(depth) = args.opt_int("depth", i64::MIN..=i64::MAX)? {
         call["depth"] = json!(depth);
     }
+    page::ready(browser, tab);
     let result = page::call(browser, tab, "read_page", "reading the page", false, call)?;
     Ok(json!({
         "tabId": tab,
@@ -44,14 +50,27 @@ pub(crate) fn find(browser: &mut Browser, args: &Args) -> Result<Value> {
         .opt_int("limit", i64::MIN..=i64::MAX)?
         .unwrap_or(20)
         .clamp(1, 100);
-    let result = page::call(
-        browser,
-        tab,
-        "find",
-        "searching the page",
-        false,
-        json!({"query": query, "limit": limit}),
-    )?;
+    // A page that reveals its content from scripts after it loaded gets a few
+    // moments for that: a find right after navigate must not answer "nothing".
+    let mut age = page::ready(browser, tab);
+    let result = loop {
+        let result = page::call(
+            browser,
+            tab,
+            "find",
+            "searching the page",
+            false,
+            json!({"query": query, "limit": limit}),
+        )?;
+        let empty = result.get("total").and_then(Value::as_u64) == Some(0);
+        match age {
+            Some(ms) if empty && ms < YOUNG_PAGE_MS => {
+                wasi::clocks::monotonic_clock::subscribe_duration(FIND_RETRY_NS).block();
+                age = Some(ms + FIND_RETRY_NS / 1_000_000);
+            }
+            _ => break result,
+        }
+    };
     let matches = result.get("matches").cloned().unwrap_or(json!([]));
     let mut value = json!({
         "tabId": tab,

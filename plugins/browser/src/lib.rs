@@ -7,20 +7,24 @@
 //!
 //! - `browser.rs`: the session, tab ids <-> window handles, the current window.
 //! - `webdriver.rs` + `http.rs`: commands, and WebDriver errors as failures.
-//! - `page.js` + `page.rs`: the page library (tree, refs, find, form input).
-//! - `tabs.rs`, `computer.rs`, `content.rs`, `wait.rs`: the verbs; `catalog.rs`: the verb table
-//!   (names, schemas and handlers) the SDK derives `describe` and `invoke` from.
+//! - `page.js` + `page.rs`: the page library (the composed tree, refs, find, form
+//!   input, actionability, waits) and the settling after input.
+//! - `tabs.rs`, `computer.rs`, `content.rs`, `wait.rs`, `upload.rs`: the verbs;
+//!   `downloads.rs`: what a verb's input saved; `catalog.rs`: the verb table (names,
+//!   schemas and handlers) the SDK derives `describe` and `invoke` from.
 
 mod args;
 mod browser;
 mod catalog;
 mod computer;
 mod content;
+mod downloads;
 mod error;
 mod http;
 mod keys;
 mod page;
 mod tabs;
+mod upload;
 mod wait;
 mod webdriver;
 

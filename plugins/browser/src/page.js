@@ -20,15 +20,115 @@ if (!reg || reg.doc !== document) {
   const mark = () => { reg.navigating = performance.now(); };
   if (window.navigation && window.navigation.addEventListener) {
     window.navigation.addEventListener('navigate', (e) => {
+      // A download keeps this document: the plugin waits for its file instead.
+      if (e.downloadRequest) { reg.downloading = performance.now(); return; }
       if (!e.hashChange && !(e.destination && e.destination.sameDocument)) mark();
     });
   }
   window.addEventListener('submit', (e) => { if (!e.defaultPrevented) mark(); });
   window.addEventListener('click', (e) => {
     const a = e.target && e.target.closest ? e.target.closest('a[href]') : null;
-    if (a && !e.defaultPrevented && !a.getAttribute('href').startsWith('#') && a.target !== '_blank') mark();
+    if (a && !e.defaultPrevented && a.hasAttribute('download')) reg.downloading = performance.now();
+    else if (a && !e.defaultPrevented && !a.getAttribute('href').startsWith('#') && a.target !== '_blank') mark();
   });
   window.addEventListener('beforeunload', mark);
+  // Requests the page starts from now on, so a wait for the network to go idle
+  // can see the ones still running (resource timing lists only finished ones).
+  // The counter lives in the page's own realm, installed by a script element:
+  // Firefox runs this library in a sandbox whose changes to `window.fetch` the
+  // page would never see. A page whose CSP forbids inline scripts keeps only
+  // resource timing.
+  const hook = document.createElement('script');
+  try { hook.textContent = `(() => {
+    if (window.__stephostNet) return;
+    // inflight: requests running; last: when one last ended; started: when
+    // recent ones began; timers: short timeouts still pending, id -> [set, due].
+    const net = { inflight: 0, last: performance.now(), started: [], timers: new Map() };
+    Object.defineProperty(window, '__stephostNet', { value: net, configurable: true });
+    const began = () => { net.inflight++; net.started.push(performance.now()); if (net.started.length > 64) net.started.shift(); };
+    const ended = () => { net.inflight = Math.max(0, net.inflight - 1); net.last = performance.now(); };
+    // What a caller can read across realms: plain numbers, no functions.
+    net.recent = (since) => net.started.filter((t) => t >= since).length;
+    const pageFetch = window.fetch;
+    if (typeof pageFetch === 'function') {
+      window.fetch = function (...args) {
+        began();
+        let p;
+        try { p = pageFetch.apply(this, args); } catch (e) { ended(); throw e; }
+        Promise.resolve(p).then(ended, ended);
+        return p;
+      };
+    }
+    const send = XMLHttpRequest.prototype.send;
+    XMLHttpRequest.prototype.send = function (...args) {
+      began();
+      this.addEventListener('loadend', ended, { once: true });
+      try { return send.apply(this, args); } catch (e) { ended(); throw e; }
+    };
+    // Short timeouts (a debounced search, a menu that opens after a delay) are
+    // work an input started; the plugin waits for those set just before it looks.
+    const setT = window.setTimeout, clearT = window.clearTimeout;
+    let running = null;
+    window.setTimeout = function (fn, ms, ...rest) {
+      const delay = Number(ms) || 0;
+      // A callback that sets itself again is a loop (polling, a clock), not
+      // work an input started.
+      if (typeof fn !== 'function' || delay < 10 || delay > 1000) return setT.call(this, fn, ms, ...rest);
+      const loop = running === fn;
+      let id;
+      const run = function (...a) {
+        net.timers.delete(id);
+        const outer = running;
+        running = fn;
+        try { return fn.apply(this, a); } finally { running = outer; }
+      };
+      id = setT.call(this, run, ms, ...rest);
+      const now = performance.now();
+      if (!loop) net.timers.set(id, [now, now + delay]);
+      if (net.timers.size > 256) net.timers.delete(net.timers.keys().next().value);
+      return id;
+    };
+    window.clearTimeout = function (id) { net.timers.delete(id); return clearT.call(this, id); };
+    // Frame callbacks an input asked for (a renderer that draws on the next
+    // frame); one that asks again from its own callback is an animation loop.
+    const raf = window.requestAnimationFrame, caf = window.cancelAnimationFrame;
+    let drawing = null;
+    net.frames = new Map();
+    if (typeof raf === 'function') {
+      window.requestAnimationFrame = function (fn) {
+        if (typeof fn !== 'function') return raf.call(this, fn);
+        const loop = drawing === fn;
+        let id;
+        const run = function (t) {
+          net.frames.delete(id);
+          const outer = drawing;
+          drawing = fn;
+          try { return fn.call(this, t); } finally { drawing = outer; }
+        };
+        id = raf.call(this, run);
+        if (!loop) net.frames.set(id, performance.now());
+        if (net.frames.size > 256) net.frames.delete(net.frames.keys().next().value);
+        return id;
+      };
+      window.cancelAnimationFrame = function (id) { net.frames.delete(id); return caf.call(this, id); };
+    }
+    // How many of those asked since 'since' have not run yet.
+    net.pendingFrames = (since) => { let k = 0; for (const at of net.frames.values()) if (at >= since) k++; return k; };
+    // The latest due time of the short timeouts set since 'since' (0: none).
+    net.due = (since) => { let d = 0; for (const [set, due] of net.timers.values()) if (set >= since && due > d) d = due; return d; };
+  })();`; } catch (e) { /* Trusted Types: see below */ }
+  try {
+    (document.head || document.documentElement).appendChild(hook);
+    hook.remove();
+  } catch (e) {
+    // A page that allows no script text (Trusted Types, CSP) keeps resource timing only.
+  }
+}
+// The page realm's request counter (see above), if the page let it in.
+function net() {
+  const raw = window.wrappedJSObject || window;
+  const n = raw.__stephostNet;
+  return n ? { inflight: Number(n.inflight) || 0, last: Number(n.last) || 0 } : { inflight: 0, last: 0 };
 }
 reg.next = Math.max(reg.next, a.start || 1);
 
@@ -115,14 +215,68 @@ function role(el) {
   return null;
 }
 
+// Whether any element of the top document hosts an open shadow root: only then
+// is the flat tree (slots, shadow content) different from what innerText reads.
+let shadowy = null;
+function hasShadow() {
+  if (shadowy === null) {
+    shadowy = false;
+    for (const el of document.querySelectorAll('*')) if (el.shadowRoot) { shadowy = true; break; }
+  }
+  return shadowy;
+}
+
+// The content document of a same-origin frame; null for cross-origin ones.
+function frameDoc(el) {
+  if (el.tagName !== 'IFRAME' && el.tagName !== 'FRAME') return null;
+  try {
+    const d = el.contentDocument;
+    return d && d.documentElement ? d : null;
+  } catch (e) {
+    return null;
+  }
+}
+
+// An element's children as they render: a slot shows what is assigned to it
+// (its fallback content otherwise), a shadow host shows its shadow tree.
+function kids(el) {
+  if (el.tagName === 'SLOT') {
+    const assigned = el.assignedNodes({ flatten: true });
+    return assigned.length ? assigned : Array.from(el.childNodes);
+  }
+  if (el.shadowRoot) return Array.from(el.shadowRoot.childNodes);
+  return Array.from(el.childNodes);
+}
+
+// Text as it renders through slots and shadow trees, at most `max` characters.
+// innerText stops at a slot, which is where a web component puts its label.
+function flatText(el, max) {
+  let out = '';
+  const visit = (n) => {
+    if (out.length >= max) return;
+    if (n.nodeType === Node.TEXT_NODE) { out += n.textContent; return; }
+    if (n.nodeType !== Node.ELEMENT_NODE || SKIP.has(n.tagName)) return;
+    const s = getComputedStyle(n);
+    if (s.display === 'none' || s.visibility === 'hidden') return;
+    const block = !s.display.startsWith('inline') && s.display !== 'contents';
+    if (block) out += ' ';
+    for (const k of kids(n)) visit(k);
+    if (block) out += ' ';
+  };
+  visit(el);
+  return out;
+}
+
 function textOf(el) {
+  if (hasShadow()) return squash(flatText(el, 2000));
   return squash(el.innerText !== undefined ? el.innerText : el.textContent);
 }
 
 function accName(el, r) {
   const by = el.getAttribute('aria-labelledby');
   if (by) {
-    const text = by.split(/\s+/).map((id) => document.getElementById(id)).filter(Boolean).map(textOf).join(' ');
+    const tree = el.getRootNode && el.getRootNode().getElementById ? el.getRootNode() : el.ownerDocument;
+    const text = by.split(/\s+/).map((id) => tree.getElementById(id)).filter(Boolean).map(textOf).join(' ');
     if (squash(text)) return cut(text, MAX_NAME);
   }
   const label = el.getAttribute('aria-label');
@@ -143,6 +297,12 @@ function accName(el, r) {
     return '';
   }
   if (t === 'IMG') return cut(el.getAttribute('alt') || el.title || '', MAX_NAME);
+  // A rich-text editor's area: its hint is often only an attribute the editor
+  // draws as a placeholder.
+  if (r === 'textbox' && el.isContentEditable) {
+    const hint = el.getAttribute('aria-placeholder') || el.getAttribute('placeholder') || el.getAttribute('data-placeholder');
+    if (squash(hint)) return cut(hint, MAX_NAME);
+  }
   // Containers (paragraphs, list items, cells) get no name: their text shows
   // as their children, once.
   if (r && (NAME_FROM_CONTENT.has(r) || INTERACTIVE_ROLES.has(r) || r === 'columnheader')) {
@@ -229,45 +389,144 @@ function line(d, depth) {
   if (d.disabled) s += ' disabled';
   if (d.required) s += ' required';
   if (d.options) s += ' options=' + JSON.stringify(d.options);
+  if (d.note) s += ' (' + d.note + ')';
   return s;
 }
 
-// Every element under `root`, open shadow roots included (closed ones are
-// unreachable by design), in document order with each shadow tree after its host.
+// Every element under `root`, open shadow roots and same-origin frames included
+// (closed shadow roots and other origins' frames are out of reach by design), in
+// document order with each shadow tree or frame document after its host.
 function allElements(root) {
   const out = [];
   const visit = (node) => {
     for (const el of node.querySelectorAll('*')) {
       out.push(el);
       if (el.shadowRoot) visit(el.shadowRoot);
+      const doc = frameDoc(el);
+      if (doc) visit(doc);
     }
   };
   visit(root);
   return out;
 }
 
-// What is really under (x, y): elementFromPoint stops at a shadow host, so ask
-// each open shadow root in turn.
-function deepHit(x, y) {
-  let hit = document.elementFromPoint(x, y);
-  while (hit && hit.shadowRoot) {
-    const inner = hit.shadowRoot.elementFromPoint(x, y);
-    if (!inner || inner === hit) break;
-    hit = inner;
+// The frame element hosting `el`'s document, if it is a same-origin frame's.
+function hostFrame(el) {
+  const win = el.ownerDocument && el.ownerDocument.defaultView;
+  if (!win || win === window) return null;
+  try {
+    return win.frameElement;
+  } catch (e) {
+    return null;
   }
-  return hit;
 }
 
-// `outer` contains `inner`, looking through shadow boundaries.
+// Where `el`'s frame viewport starts in the top viewport (0, 0 for the top document).
+function frameOffset(el) {
+  let x = 0, y = 0;
+  for (let f = hostFrame(el); f; f = hostFrame(f)) {
+    const r = f.getBoundingClientRect();
+    const s = getComputedStyle(f);
+    x += r.left + f.clientLeft + parseFloat(s.paddingLeft || '0');
+    y += r.top + f.clientTop + parseFloat(s.paddingTop || '0');
+  }
+  return { x, y };
+}
+
+// `el` renders: it is visible, and so is every frame it sits in.
+function shown(el) {
+  if (!visible(el)) return false;
+  for (let f = hostFrame(el); f; f = hostFrame(f)) if (!visible(f)) return false;
+  return true;
+}
+
+// What is really under (x, y) of the top viewport: elementFromPoint stops at a
+// shadow host and at a frame, so ask each open shadow root and same-origin frame
+// document in turn.
+function deepHit(x, y) {
+  let hit = document.elementFromPoint(x, y);
+  let ox = 0, oy = 0;
+  for (;;) {
+    if (!hit) return null;
+    if (hit.shadowRoot) {
+      const inner = hit.shadowRoot.elementFromPoint(x - ox, y - oy);
+      if (!inner || inner === hit) return hit;
+      hit = inner;
+      continue;
+    }
+    const doc = frameDoc(hit);
+    if (doc) {
+      const r = hit.getBoundingClientRect();
+      const s = getComputedStyle(hit);
+      ox += r.left + hit.clientLeft + parseFloat(s.paddingLeft || '0');
+      oy += r.top + hit.clientTop + parseFloat(s.paddingTop || '0');
+      const inner = doc.elementFromPoint(x - ox, y - oy);
+      if (!inner) return hit;
+      hit = inner;
+      continue;
+    }
+    return hit;
+  }
+}
+
+// The parent in the tree as it renders: a slotted node's slot, a shadow root's host.
+function flatParent(n) {
+  return n.assignedSlot || n.parentNode || n.host || null;
+}
+
+// `outer` contains `inner` in the tree as it renders (through slots and shadow roots).
 function deepContains(outer, inner) {
-  for (let n = inner; n; n = n.parentNode || n.host) {
+  for (let n = inner; n; n = flatParent(n)) {
     if (n === outer) return true;
   }
   return false;
 }
 
+// A press at a point that hits `hit` reaches `el`: the element itself, what it
+// renders (its shadow tree, its slotted content), its label, or the shadow host
+// it lives in when the hit is that host's own slotted text.
+function reaches(el, hit) {
+  if (!hit) return false;
+  if (hit === el || deepContains(el, hit)) return true;
+  if (el.labels && Array.from(el.labels).some((l) => l === hit || deepContains(l, hit))) return true;
+  for (let n = hit; n; n = flatParent(n)) {
+    if (n.tagName === 'LABEL' && n.control === el) return true;
+  }
+  if (hit.shadowRoot && deepContains(hit, el)) return true;
+  // A widget that draws over its own hidden input (a code editor's lines over
+  // the clipped text field that takes its keys): the press lands on the widget,
+  // which is what a person clicks too. Only for a text field clipped to nothing
+  // by its close container, and a hit inside that container.
+  if (clippedField(el)) {
+    for (let n = flatParent(el), hops = 0; n && hops < 2; n = flatParent(n), hops++) {
+      if (deepContains(n, hit)) return true;
+    }
+  }
+  return false;
+}
+
+// A text field that its parent or grandparent clips to a sliver (overflow
+// hidden, a pixel or less across): an input proxy of a widget.
+function clippedField(el) {
+  const field = el.tagName === 'TEXTAREA' || (el.tagName === 'INPUT' && role(el) === 'textbox') || el.isContentEditable;
+  if (!field) return false;
+  for (let n = el.parentElement, hops = 0; n && hops < 2; n = n.parentElement, hops++) {
+    const b = n.getBoundingClientRect();
+    if ((b.width <= 1 || b.height <= 1) && getComputedStyle(n).overflow !== 'visible') return true;
+  }
+  return false;
+}
+
 function childrenOf(el) {
-  return el.shadowRoot ? Array.from(el.shadowRoot.children) : Array.from(el.children);
+  const doc = frameDoc(el);
+  if (doc) return doc.body ? [doc.body] : [];
+  return kids(el).filter((n) => n.nodeType === Node.ELEMENT_NODE);
+}
+
+// A label that wraps its control: the control is listed with the label's text as
+// its name, so the label itself is not.
+function wrapsControl(el) {
+  return el.tagName === 'LABEL' && el.control && deepContains(el, el.control);
 }
 
 function readPage() {
@@ -282,26 +541,39 @@ function readPage() {
     if (found.status !== 'ok') return { status: found.status };
     root = found.el;
   }
+  const maxChars = a.max_chars || 40000;
+  let chars = 0;
   const emit = (text) => {
-    if (lines.length < maxLines) lines.push(text); else dropped++;
+    if (lines.length < maxLines && chars + text.length < maxChars) { lines.push(text); chars += text.length + 1; } else dropped++;
   };
+  // Past the cap only a count is kept; stop walking once it is clearly large.
+  const full = () => dropped > 5000;
   const walk = (el, depth) => {
-    if (depth > maxDepth || SKIP.has(el.tagName)) return;
+    if (depth > maxDepth || SKIP.has(el.tagName) || full()) return;
     if (!visible(el) && !isContents(el)) return;
     const r = role(el);
     const isInteractive = interactive(el, r);
     let emitted = false;
-    if (filter === 'interactive' ? isInteractive : (r || isInteractive)) {
-      emit(line(describe(el, r), filter === 'interactive' ? 0 : depth));
+    const wraps = wrapsControl(el);
+    if (!wraps && (filter === 'interactive' ? isInteractive : (r || isInteractive))) {
+      const d = describe(el, r);
+      const doc = frameDoc(el);
+      if (r === 'iframe' && !doc) d.note = 'another origin: its content is not read';
+      emit(line(d, filter === 'interactive' ? 0 : depth));
       emitted = true;
     }
     if (emitted && (NAME_FROM_CONTENT.has(r) || el.tagName === 'SELECT')) return;
-    if (r === 'iframe') return;
     const next = emitted ? depth + 1 : depth;
+    const doc = frameDoc(el);
+    if (doc) {
+      if (doc.body) walk(doc.body, next);
+      return;
+    }
+    if (r === 'iframe') return;
     if (filter === 'all') {
-      const nodes = el.shadowRoot ? el.shadowRoot.childNodes : el.childNodes;
-      for (const node of nodes) {
+      for (const node of kids(el)) {
         if (node.nodeType === Node.TEXT_NODE) {
+          if (wraps) continue;
           const text = squash(node.textContent);
           if (text) emit('  '.repeat(next) + '- text ' + JSON.stringify(cut(text, 300)));
         } else if (node.nodeType === Node.ELEMENT_NODE) {
@@ -315,7 +587,7 @@ function readPage() {
   walk(root, 0);
   let tree = lines.join('\n');
   if (dropped) {
-    tree += '\n… ' + dropped + ' more lines not shown; read a part with ref_id, or use find';
+    tree += '\n… ' + (dropped > 5000 ? 'more than 5000' : dropped) + ' more lines not shown; read a part with ref_id, or use find';
   }
   return {
     status: 'ok', url: location.href, title: document.title, tree,
@@ -332,7 +604,7 @@ const ROLE_WORDS = {
   dropdown: ['combobox', 'listbox'], select: ['combobox', 'listbox'], menu: ['combobox', 'menu', 'listbox', 'menuitem'],
   heading: ['heading'], title: ['heading'], image: ['img'], img: ['img'], picture: ['img'], tab: ['tab'],
   option: ['option'], slider: ['slider'], list: ['list'], item: ['listitem', 'option', 'menuitem'], row: ['row'],
-  cell: ['cell'], table: ['table'], form: ['form'], dialog: ['dialog'],
+  cell: ['cell'], table: ['table'], form: ['form'], dialog: ['dialog'], editor: ['textbox'],
 };
 const STOP = new Set(['the', 'a', 'an', 'of', 'to', 'in', 'on', 'for', 'with', 'and', 'or', 'that', 'this', 'is',
   'element', 'elements', 'thing', 'area', 'at', 'by', 'labelled', 'labeled', 'named', 'called', 'which', 'where']);
@@ -343,87 +615,200 @@ function ownText(el) {
   return squash(text);
 }
 
+// The text an element's description points to (aria-describedby), which find
+// counts as the element's: the hint under a field describes that field.
+function describedBy(el) {
+  const by = el.getAttribute('aria-describedby');
+  if (!by) return '';
+  const tree = el.getRootNode && el.getRootNode().getElementById ? el.getRootNode() : el.ownerDocument;
+  return by.split(/\s+/).map((id) => tree.getElementById(id)).filter(Boolean).map(textOf).join(' ');
+}
+
+// What an unnamed control sits in: the text of its row or list item (a todo
+// list's checkbox next to its label), so "Walk the dog checkbox" finds it.
+function context(el) {
+  for (let n = flatParent(el), hops = 0; n && n.nodeType === Node.ELEMENT_NODE && hops < 4; n = flatParent(n), hops++) {
+    const r = role(n);
+    if (r === 'listitem' || r === 'row' || r === 'option' || r === 'treeitem' || n.tagName === 'LI' || n.tagName === 'TR') {
+      return cut(textOf(n), MAX_NAME);
+    }
+  }
+  // Else the heading that introduces its part of the page (a form under "Custom
+  // SQL query" whose editor box has no label).
+  for (let n = el, hops = 0; n && n.nodeType === Node.ELEMENT_NODE && hops < 6; n = flatParent(n), hops++) {
+    let sib = n.previousElementSibling;
+    for (let k = 0; sib && k < 3; sib = sib.previousElementSibling, k++) {
+      if (role(sib) === 'heading' || sib.tagName === 'LEGEND') return cut(textOf(sib), MAX_NAME);
+    }
+  }
+  return '';
+}
+
 function find() {
   const query = squash(a.query).toLowerCase();
   const tokens = query.split(/[^\p{L}\p{N}_-]+/u).filter((t) => t && !STOP.has(t));
   const limit = a.limit || 20;
   if (!tokens.length) return { status: 'ok', matches: [], total: 0 };
+  // The words that say what the element shows or is called; the rest name its kind.
+  const content = tokens.filter((t) => ROLE_WORDS[t] === undefined);
   const scored = [];
   const all = allElements(document.body || document.documentElement);
   for (const el of all) {
-    if (SKIP.has(el.tagName)) continue;
+    if (SKIP.has(el.tagName) || wrapsControl(el)) continue;
     const r = role(el);
     const isInteractive = interactive(el, r);
     const text = isInteractive || NAME_FROM_CONTENT.has(r) ? textOf(el).slice(0, 300) : ownText(el);
     if (!isInteractive && !r && !text) continue;
     const name = accName(el, r);
+    const around = isInteractive && !name ? context(el) : '';
     const hay = [name, text, el.getAttribute('placeholder'), el.getAttribute('aria-label'), el.title, el.id,
-      el.getAttribute('name'), el.getAttribute('type'), el.tagName === 'INPUT' ? el.value : '']
+      el.getAttribute('name'), el.getAttribute('type'), el.tagName === 'INPUT' ? el.value : '',
+      isInteractive ? describedBy(el) : '', around]
       .filter(Boolean).join(' ').toLowerCase();
+    const lname = (name || '').toLowerCase();
     let score = 0;
     let matched = 0;
     let textHits = 0;
+    let roleHit = false;
     for (const t of tokens) {
+      const roleWord = ROLE_WORDS[t] !== undefined;
+      if (roleWord && r && ROLE_WORDS[t].includes(r)) {
+        // "option", "button", "field": a word for the kind of element, met by its role.
+        roleHit = true;
+        score += 1.5;
+        if (!content.length) matched++;
+        continue;
+      }
+      const whole = new RegExp('(^|[^\\p{L}\\p{N}])' + t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') + '($|[^\\p{L}\\p{N}])', 'u').test(hay);
+      if (roleWord) {
+        // The same word in the text is a weak hint ("source-option" in a sentence).
+        if (whole) score += 0.5;
+        continue;
+      }
       if (hay.includes(t)) {
         matched++; textHits++;
-        score += new RegExp('(^|[^\\p{L}\\p{N}])' + t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') + '($|[^\\p{L}\\p{N}])', 'u').test(hay) ? 3 : 2;
-      } else if (r && (ROLE_WORDS[t] || []).includes(r)) {
-        matched++;
-        score += 1.5;
+        score += whole ? 3 : 2;
+        // A word in the element's own name says more than one in its surroundings.
+        if (lname.includes(t)) score += 0.5;
       }
     }
+    if (!content.length && !roleHit) continue;
     if (!matched) continue;
-    if (name && name.toLowerCase().includes(query)) score += 3;
-    if (isInteractive) score += 1;
+    if (lname && lname.includes(query)) score += 3;
+    // Something to act on, with a name, is what a description usually means; a
+    // paragraph or a bare container that mentions the words is a weaker match.
+    if (isInteractive) score += name ? 2 : 1;
+    else if (!NAME_FROM_CONTENT.has(r) && r !== 'img') score -= 1;
+    // Text that is nothing but the words asked for (a suggestion "JavaScript")
+    // beats text that mentions them (a paragraph about JavaScript).
+    const words = (name || text).toLowerCase().split(/[^\p{L}\p{N}_-]+/u).filter(Boolean);
+    if (words.length && words.every((w) => tokens.includes(w))) score += 2;
+    const pointer = !isInteractive && getComputedStyle(el).cursor === 'pointer';
+    if (pointer) score += 1;
     // Long text means a container that merely includes the words.
     score -= Math.min(2, text.length / 400);
-    if (!visible(el)) continue;
-    scored.push({ el, r, score, complete: matched === tokens.length, textHits });
+    if (!shown(el)) continue;
+    scored.push({ el, r, score, complete: matched === (content.length || 1), textHits, text, around, pointer });
   }
   const complete = scored.filter((s) => s.complete);
-  const pool = complete.length ? complete : scored.filter((s) => s.textHits > 0);
+  const pool = complete.length ? complete : scored.filter((s) => s.textHits > 0 || !content.length);
   pool.sort((x, y) => y.score - x.score);
   const matches = pool.slice(0, limit).map((s) => {
     const d = describe(s.el, s.r);
+    // An element without a name (a suggestion in a list of divs, say) is named by
+    // the text that matched.
+    if (!d.name && s.text) d.text = cut(s.text, MAX_NAME);
+    if (s.around) d.context = s.around;
+    if (s.pointer) d.clickable = true;
     const box = s.el.getBoundingClientRect();
-    d.box = [Math.round(box.left), Math.round(box.top), Math.round(box.width), Math.round(box.height)];
+    const off = frameOffset(s.el);
+    d.box = [Math.round(box.left + off.x), Math.round(box.top + off.y), Math.round(box.width), Math.round(box.height)];
+    if (hostFrame(s.el)) d.frame = describe(hostFrame(s.el), 'iframe').ref;
     return d;
   });
   return { status: 'ok', matches, total: pool.length, partial: !complete.length && pool.length > 0 };
 }
 
-function point() {
+function disabled(el) {
+  if (el.matches && el.matches(':disabled')) return true;
+  for (let n = el; n && n.nodeType === Node.ELEMENT_NODE; n = flatParent(n)) {
+    if (n.getAttribute('aria-disabled') === 'true') return true;
+  }
+  return false;
+}
+
+// Whether a running animation moves `el` (one on it or on an element it renders
+// inside): only then is its box compared across frames, so a still page pays nothing.
+function animated(el) {
+  const doc = el.ownerDocument;
+  if (!doc.getAnimations) return false;
+  const running = doc.getAnimations().filter((an) => an.playState === 'running' && an.effect && an.effect.target);
+  if (!running.length) return false;
+  return running.some((an) => an.effect.target === el || deepContains(an.effect.target, el));
+}
+
+const frame = () => new Promise((r) => {
+  // A tab that draws no frames (hidden, throttled) must not hold the call.
+  const t = setTimeout(r, 100);
+  requestAnimationFrame(() => { clearTimeout(t); r(); });
+});
+
+// Where a click on `a.ref` lands, if it can land now: the element is connected,
+// visible, enabled (when `a.enabled`), still (not being moved by an animation) and
+// the point at its centre reaches it. Any other answer says what to wait for.
+async function point() {
   const found = lookup(a.ref);
   if (found.status !== 'ok') return { status: found.status };
   const el = found.el;
-  if (!visible(el)) return { status: 'hidden', what: describe(el, role(el)) };
-  el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+  const what = describe(el, role(el));
+  if (!shown(el)) return { status: 'hidden', what };
+  if (a.enabled && disabled(el)) return { status: 'disabled', what };
   const vw = window.innerWidth, vh = window.innerHeight;
+  const inView = () => {
+    const off = frameOffset(el);
+    const b = el.getBoundingClientRect();
+    const fw = el.ownerDocument.defaultView.innerWidth, fh = el.ownerDocument.defaultView.innerHeight;
+    return b.width > 0 && b.height > 0 && b.left >= 0 && b.top >= 0 && b.right <= fw && b.bottom <= fh &&
+      b.left + off.x >= 0 && b.top + off.y >= 0 && b.right + off.x <= vw && b.bottom + off.y <= vh;
+  };
+  // Scroll only what is not fully in view: scrolling a visible element moves the
+  // page under an agent that has just looked at it.
+  if (!inView()) el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+  if (animated(el)) {
+    const b0 = el.getBoundingClientRect();
+    await frame();
+    const b1 = el.getBoundingClientRect();
+    if (b0.left !== b1.left || b0.top !== b1.top || b0.width !== b1.width || b0.height !== b1.height) {
+      return { status: 'moving', what };
+    }
+  }
+  const off = frameOffset(el);
+  const fw = el.ownerDocument.defaultView.innerWidth, fh = el.ownerDocument.defaultView.innerHeight;
   const rects = Array.from(el.getClientRects()).filter((b) => b.width > 0 && b.height > 0);
-  const box = rects.find((b) => b.right > 0 && b.bottom > 0 && b.left < vw && b.top < vh) || rects[0];
-  if (!box) return { status: 'hidden', what: describe(el, role(el)) };
-  const left = Math.max(box.left, 0), right = Math.min(box.right, vw);
-  const top = Math.max(box.top, 0), bottom = Math.min(box.bottom, vh);
-  if (right <= left || bottom <= top) return { status: 'offscreen', what: describe(el, role(el)) };
+  const box = rects.find((b) => b.right > 0 && b.bottom > 0 && b.left < fw && b.top < fh) || rects[0];
+  if (!box) return { status: 'hidden', what };
+  const left = Math.max(box.left + off.x, off.x, 0), right = Math.min(box.right + off.x, off.x + fw, vw);
+  const top = Math.max(box.top + off.y, off.y, 0), bottom = Math.min(box.bottom + off.y, off.y + fh, vh);
+  if (right <= left || bottom <= top) return { status: 'offscreen', what };
   const x = Math.floor((left + right) / 2), y = Math.floor((top + bottom) / 2);
   const hit = deepHit(x, y);
-  const ok = hit && (hit === el || deepContains(el, hit) || (hit.control && hit.control === el) ||
-    (el.labels && Array.from(el.labels).includes(hit)) || (el.control && el.control === hit));
-  if (!ok) {
+  if (!reaches(el, hit)) {
     const by = hit ? describe(hit, role(hit)) : null;
-    return { status: 'covered', x, y, by, what: describe(el, role(el)) };
+    return { status: 'covered', x, y, by, what };
   }
-  return { status: 'ok', x, y, what: describe(el, role(el)) };
+  return { status: 'ok', x, y, what };
 }
 
 function setValue(el, v) {
-  const proto = el.tagName === 'TEXTAREA' ? HTMLTextAreaElement.prototype : HTMLInputElement.prototype;
+  const win = el.ownerDocument.defaultView || window;
+  const proto = el.tagName === 'TEXTAREA' ? win.HTMLTextAreaElement.prototype : win.HTMLInputElement.prototype;
   const setter = Object.getOwnPropertyDescriptor(proto, 'value').set;
   setter.call(el, v);
 }
 
 function fire(el, type) {
-  el.dispatchEvent(new Event(type, { bubbles: true }));
+  const win = el.ownerDocument.defaultView || window;
+  el.dispatchEvent(new win.Event(type, { bubbles: true }));
 }
 
 function formInput() {
@@ -498,15 +883,142 @@ function info() {
   };
 }
 
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// Waits (at most `max_ms`) for a page that is still loading: until the document
+// has loaded and, on a page younger than `young_ms`, until its DOM and the
+// requests it started have been quiet for `quiet_ms`. An old, idle page answers
+// at once.
+async function ready() {
+  const max = a.max_ms || 2000, quiet = a.quiet_ms || 50, young = a.young_ms || 3000;
+  const t0 = performance.now();
+  let last = t0;
+  const mo = new MutationObserver(() => { last = performance.now(); });
+  mo.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+  try {
+    for (;;) {
+      const now = performance.now();
+      const loaded = document.readyState === 'complete';
+      const still = now - last >= quiet && !net().inflight;
+      if (loaded && (now >= young || still)) return { status: 'ok', waited_ms: Math.round(now - t0), age_ms: Math.round(now) };
+      if (now - t0 >= max) return { status: 'ok', waited_ms: Math.round(now - t0), age_ms: Math.round(now), loading: true };
+      await sleep(20);
+    }
+  } finally {
+    mo.disconnect();
+  }
+}
+
+// One look for wait_for_page: `{found, url, match?}`; `bad` names an argument the
+// page cannot use (an invalid regex or selector).
+function probe() {
+  const out = { status: 'ok', url: location.href, found: false };
+  if (a.condition === 'url_matches') {
+    if (a.regex) {
+      let re;
+      try { re = new RegExp(a.pattern); } catch (e) { return { status: 'ok', bad: 'pattern', message: String(e.message || e) }; }
+      out.found = re.test(location.href);
+    } else {
+      out.found = location.href.includes(a.pattern);
+    }
+    return out;
+  }
+  if (a.condition === 'network_idle') {
+    let lastEnd = 0;
+    for (const e of performance.getEntriesByType('resource')) lastEnd = Math.max(lastEnd, e.responseEnd || 0);
+    const n = net();
+    const quietFor = performance.now() - Math.max(lastEnd, n.last);
+    out.found = document.readyState === 'complete' && !n.inflight && quietFor >= (a.idle_ms || 500);
+    out.inflight = n.inflight;
+    return out;
+  }
+  let root = document;
+  if (a.scope) {
+    try { root = document.querySelector(a.scope); } catch (e) { return { status: 'ok', bad: 'scope', message: 'not a CSS selector: ' + (e.message || e) }; }
+    if (!root) { out.scope_missing = true; return out; }
+  }
+  let el = null;
+  if (a.by === 'ref') {
+    const found = lookup(a.pattern);
+    if (found.status === 'ok' && shown(found.el)) el = found.el;
+  } else if (a.by === 'description') {
+    const saved = a.query, limit = a.limit;
+    a.query = a.pattern; a.limit = 1;
+    const res = find();
+    a.query = saved; a.limit = limit;
+    if (res.matches.length && !res.partial) {
+      const m = lookup(res.matches[0].ref);
+      if (m.status === 'ok' && (root === document || deepContains(root, m.el))) el = m.el;
+    }
+  } else {
+    const cs = !!a.case_sensitive;
+    let test;
+    if (a.by === 'regex') {
+      let re;
+      try { re = new RegExp(a.pattern, cs ? 'u' : 'iu'); } catch (e) { return { status: 'ok', bad: 'pattern', message: String(e.message || e) }; }
+      test = (t) => re.test(t);
+    } else {
+      const needle = cs ? a.pattern : a.pattern.toLowerCase();
+      test = (t) => (cs ? t : t.toLowerCase()).includes(needle);
+    }
+    let candidates;
+    if (a.by === 'selector') {
+      try { candidates = Array.from(root.querySelectorAll(a.pattern)); } catch (e) { return { status: 'ok', bad: 'pattern', message: 'not a CSS selector: ' + (e.message || e) }; }
+    } else {
+      const want = a.pattern.trim().toLowerCase();
+      candidates = allElements(root === document ? (document.body || document.documentElement) : root).filter((e) => {
+        if (SKIP.has(e.tagName)) return false;
+        if (a.by === 'role') return role(e) === want;
+        if (a.by === 'aria_label') { const l = e.getAttribute('aria-label') || ''; return l !== '' && test(l); }
+        const t = squash(ownText(e) || (e.shadowRoot || e.tagName === 'SLOT' ? flatText(e, 300) : ''));
+        return t !== '' && test(t);
+      });
+    }
+    el = candidates.find(shown) || null;
+  }
+  if (el) {
+    out.found = true;
+    const d = describe(el, role(el));
+    out.match = { ref: d.ref, tag: el.tagName.toLowerCase(), role: d.role, text: cut(ownText(el) || textOf(el), 120) };
+    if (d.name) out.match.name = d.name;
+    if (el.id) out.match.id = el.id;
+  }
+  return out;
+}
+
+const ASYNC = { ready, point };
+if (ASYNC[op]) {
+  const done = arguments[arguments.length - 1];
+  ASYNC[op]().then(
+    (r) => { r.next = reg.next; done(r); },
+    (e) => done({ status: 'error', message: String((e && e.message) || e), next: reg.next }),
+  );
+  return;
+}
+// The element itself, which WebDriver hands back as an element reference (for
+// commands that take one, such as a file input's send keys).
+function element() {
+  const found = lookup(a.ref);
+  if (found.status !== 'ok') return { status: found.status };
+  const el = found.el;
+  return {
+    status: 'ok', el, tag: el.tagName.toLowerCase(), type: (el.getAttribute('type') || '').toLowerCase(),
+    multiple: !!el.multiple, disabled: !!el.disabled, what: describe(el, role(el)),
+  };
+}
+
 let result;
 switch (op) {
   case 'read_page': result = readPage(); break;
   case 'find': result = find(); break;
-  case 'point': result = point(); break;
+  case 'probe': result = probe(); break;
+  case 'read_page': result = readPage(); break;
+  case 'find': result = find(); break;
   case 'form_input': result = formInput(); break;
   case 'scroll_to': result = scrollTo(); break;
   case 'text': result = pageText(); break;
   case 'info': result = info(); break;
+  case 'element': result = element(); break;
   default: result = { status: 'bad-op' };
 }
 result.next = reg.next;

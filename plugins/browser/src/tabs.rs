@@ -41,7 +41,12 @@ pub(crate) fn context(browser: &mut Browser) -> Result<Value> {
     if let Some(tab) = before {
         browser.switch(tab)?;
     }
-    Ok(json!({ "tabs": tabs, "browser": browser.kind()? }))
+    let mut value = json!({ "tabs": tabs, "browser": browser.kind()? });
+    let downloads = crate::downloads::all(browser);
+    if !downloads.is_empty() {
+        value["downloads"] = Value::Array(downloads);
+    }
+    Ok(value)
 }
 
 /// `tabs_create`: opens a tab, optionally at `url`.
@@ -60,8 +65,8 @@ pub(crate) fn create(browser: &mut Browser, args: &Args) -> Result<Value> {
     let tab = browser.add_tab(handle.to_owned());
     match args.opt_str("url")? {
         Some(url) => {
-            let (title, url) = go(browser, tab, url)?;
-            Ok(json!({"tabId": tab, "title": title, "url": url}))
+            let loaded = go(browser, tab, url)?;
+            Ok(loaded.value(tab))
         }
         None => Ok(json!({"tabId": tab, "title": "", "url": "about:blank"})),
     }
@@ -94,11 +99,37 @@ pub(crate) fn close(browser: &mut Browser, args: &Args) -> Result<Value> {
 pub(crate) fn navigate(browser: &mut Browser, args: &Args) -> Result<Value> {
     let tab = args.tab()?;
     let url = args.str("url")?;
-    let (title, url) = go(browser, tab, url)?;
-    Ok(json!({"tabId": tab, "title": title, "url": url}))
+    Ok(go(browser, tab, url)?.value(tab))
 }
 
-fn go(browser: &mut Browser, tab: u32, url: &str) -> Result<(String, String)> {
+/// What a navigation ended on.
+struct Loaded {
+    title: String,
+    /// Where the tab ended up, after redirects.
+    url: String,
+    /// The HTTP status of the document's response, when the browser says.
+    status: Option<u64>,
+}
+
+impl Loaded {
+    fn value(&self, tab: u32) -> Value {
+        json!({"tabId": tab, "title": self.title, "url": self.url, "status": self.status})
+    }
+}
+
+/// How a document loaded, read from the page: the navigation entry's
+/// response status (Chromium and Firefox both fill it), the final URL, and
+/// a network error page's own code (Chromium shows `chrome-error://` with the
+/// `ERR_*` name on it, Firefox `about:neterror?e=KIND`).
+const REPORT_JS: &str = "const e = performance.getEntriesByType('navigation')[0]; \
+    const status = e && typeof e.responseStatus === 'number' && e.responseStatus > 0 ? e.responseStatus : null; \
+    let net = null; \
+    if (location.protocol === 'chrome-error:') { const c = document.querySelector('.error-code'); net = c ? c.textContent.trim() : 'ERR_FAILED'; } \
+    const uri = document.documentURI || ''; \
+    if (uri.startsWith('about:neterror') || uri.startsWith('about:certerror')) { net = new URLSearchParams(uri.slice(uri.indexOf('?') + 1)).get('e') || 'netError'; } \
+    return { status, net, requested: e && /^[a-z]+:/.test(e.name) ? e.name : null };";
+
+fn go(browser: &mut Browser, tab: u32, url: &str) -> Result<Loaded> {
     browser.switch(tab)?;
     let target = url.trim();
     let (path, body, what) = match target.to_ascii_lowercase().as_str() {
@@ -116,8 +147,65 @@ fn go(browser: &mut Browser, tab: u32, url: &str) -> Result<(String, String)> {
         what: &what,
         acts: true,
     };
-    browser.cmd(&doing, "POST", path, body)?;
-    page_info(browser, tab, "reading the loaded page")
+    let asked = body
+        .as_ref()
+        .and_then(|b| b.get("url"))
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let sent = browser.cmd(&doing, "POST", path, body);
+    // A URL that downloads leaves the page where it was; the driver may call
+    // that an aborted load. The download is the result (the caller reports it).
+    if sent.is_err() && browser.downloads.started() {
+        crate::downloads::clear_marks(browser, tab);
+    } else if let Err(failure) = sent {
+        // Chromium and Firefox report a network failure as an "unknown error"
+        // whose text names it; the page shows it too. Say it plainly.
+        if let Some(report) = report(browser, tab)
+            && let Some(plain) = net_failure(&report, asked.as_deref())
+        {
+            return Err(plain);
+        }
+        return Err(failure);
+    }
+    let report = report(browser, tab).unwrap_or(Value::Null);
+    // Chromium loads some refusals (a port it will not use) as an error page
+    // without failing the command.
+    if let Some(plain) = net_failure(&report, asked.as_deref()) {
+        return Err(plain);
+    }
+    let (title, url) = page_info(browser, tab, "reading the loaded page")?;
+    Ok(Loaded {
+        title,
+        url,
+        status: report.get("status").and_then(Value::as_u64),
+    })
+}
+
+/// A network failure the page's load report names, said plainly for the URL
+/// asked for (or the one the page says it requested).
+fn net_failure(report: &Value, asked: Option<&str>) -> Option<stephost_plugin::Failure> {
+    let net = report
+        .get("net")
+        .and_then(Value::as_str)
+        .and_then(crate::webdriver::net_error)?;
+    let url = asked
+        .or_else(|| report.get("requested").and_then(Value::as_str))
+        .unwrap_or_default();
+    Some(net.failure(url))
+}
+
+/// The page's own account of how it loaded ([`REPORT_JS`]); `None` when it
+/// cannot run (a dialog is open, the tab went).
+fn report(browser: &mut Browser, tab: u32) -> Option<Value> {
+    browser
+        .script(
+            tab,
+            "reading how the page loaded",
+            false,
+            REPORT_JS,
+            json!([]),
+        )
+        .ok()
 }
 
 /// A URL as typed into an address bar: a scheme is added when missing.

@@ -1,6 +1,8 @@
-//! `wait_for_page`: polls a tab until an element shows or goes, or its URL
-//! matches, so a batch waits for what it needs instead of sleeping a guessed
-//! time.
+//! `wait_for_page` (`wait_for` in `browser_batch`): polls a tab until an
+//! element shows or goes, its URL matches, or its network goes idle, so a batch
+//! waits for what it needs instead of sleeping a guessed time. Each look is the
+//! page library's `probe`, so an element is matched with the same roles, names
+//! and visibility that `read_page` and `find` use.
 //!
 //! The poll runs here, one script per round, rather than as one long script in
 //! the page: a navigation while waiting (the usual reason to wait) destroys a
@@ -12,6 +14,7 @@ use stephost_plugin::{Failure, FailureCode};
 use crate::args::{Args, BrowserArgs};
 use crate::browser::Browser;
 use crate::error::{Result, has_code, invalid};
+use crate::page;
 
 /// Longest wait, in ms.
 pub(crate) const MAX_WAIT_MS: i64 = 60_000;
@@ -27,6 +30,8 @@ enum Condition {
     Gone,
     /// The tab's URL matches.
     UrlMatches,
+    /// The page has loaded and no request of it finished or ran for a while.
+    NetworkIdle,
 }
 
 impl Condition {
@@ -35,10 +40,13 @@ impl Condition {
             "appears" => Self::Appears,
             "gone" => Self::Gone,
             "url_matches" => Self::UrlMatches,
+            "network_idle" => Self::NetworkIdle,
             other => {
                 return Err(invalid(
                     "condition",
-                    format!("`condition` is appears, gone or url_matches; got `{other}`"),
+                    format!(
+                        "`condition` is appears, gone, url_matches or network_idle; got `{other}`"
+                    ),
                 ));
             }
         })
@@ -49,6 +57,7 @@ impl Condition {
             Self::Appears => "appears",
             Self::Gone => "gone",
             Self::UrlMatches => "url_matches",
+            Self::NetworkIdle => "network_idle",
         }
     }
 }
@@ -61,6 +70,10 @@ enum By {
     Role,
     AriaLabel,
     Selector,
+    /// A ref from read_page or find.
+    Ref,
+    /// What `find` would answer first for the pattern as a description.
+    Description,
 }
 
 impl By {
@@ -71,10 +84,15 @@ impl By {
             "role" => Self::Role,
             "aria_label" | "ariaLabel" => Self::AriaLabel,
             "selector" => Self::Selector,
+            "ref" => Self::Ref,
+            "description" => Self::Description,
             other => {
                 return Err(invalid(
                     "by",
-                    format!("`by` is text, regex, role, aria_label or selector; got `{other}`"),
+                    format!(
+                        "`by` is text, regex, role, aria_label, selector, ref or description; \
+                         got `{other}`"
+                    ),
                 ));
             }
         })
@@ -87,6 +105,8 @@ impl By {
             Self::Role => "role",
             Self::AriaLabel => "aria_label",
             Self::Selector => "selector",
+            Self::Ref => "ref",
+            Self::Description => "description",
         }
     }
 
@@ -98,102 +118,59 @@ impl By {
             Self::Role => format!("with role {pattern:?}"),
             Self::AriaLabel => format!("whose aria-label contains {pattern:?}"),
             Self::Selector => format!("matching the selector {pattern:?}"),
+            Self::Ref => pattern.to_owned(),
+            Self::Description => format!("matching the description {pattern:?}"),
         }
     }
 }
 
-/// One look at the page: the arguments are the probe's, the answer is
-/// `{url, found, match?, scope_missing?, bad?}`.
-const PROBE_JS: &str = r#"
-const a = arguments[0];
-const out = { url: location.href, found: false };
-if (a.condition === 'url_matches') {
-  if (a.regex) {
-    let re;
-    try { re = new RegExp(a.pattern); } catch (e) { return { bad: String(e.message || e) }; }
-    out.found = re.test(location.href);
-  } else {
-    out.found = location.href.includes(a.pattern);
-  }
-  return out;
-}
-let root = document;
-if (a.scope) {
-  try { root = document.querySelector(a.scope); } catch (e) { return { bad: 'scope is not a CSS selector: ' + (e.message || e) }; }
-  if (!root) { out.scope_missing = true; return out; }
-}
-const cs = !!a.case_sensitive;
-let test = null;
-if (a.by === 'regex') {
-  let re;
-  try { re = new RegExp(a.pattern, cs ? '' : 'i'); } catch (e) { return { bad: String(e.message || e) }; }
-  test = (s) => re.test(s);
-} else {
-  const needle = cs ? a.pattern : a.pattern.toLowerCase();
-  test = (s) => (cs ? s : s.toLowerCase()).includes(needle);
-}
-const visible = (el) => {
-  const s = getComputedStyle(el);
-  if (s.display === 'none' || s.visibility === 'hidden' || s.opacity === '0') return false;
-  const r = el.getBoundingClientRect();
-  return r.width > 0 && r.height > 0;
-};
-const own = (el) => Array.from(el.childNodes).filter((n) => n.nodeType === 3)
-  .map((n) => n.textContent || '').join('').trim();
-const roleOf = (el) => {
-  const explicit = (el.getAttribute('role') || '').trim().toLowerCase();
-  if (explicit) return explicit;
-  const tag = el.tagName.toLowerCase();
-  const type = (el.getAttribute('type') || '').toLowerCase();
-  if (tag === 'button' || (tag === 'input' && /^(button|submit|reset|image)$/.test(type))) return 'button';
-  if (tag === 'a' && el.hasAttribute('href')) return 'link';
-  if (tag === 'input' && type === 'checkbox') return 'checkbox';
-  if (tag === 'input' && type === 'radio') return 'radio';
-  if (tag === 'textarea' || (tag === 'input' && !/^(hidden|range|color|file)$/.test(type))) return 'textbox';
-  if (tag === 'select') return 'combobox';
-  if (/^h[1-6]$/.test(tag)) return 'heading';
-  if (tag === 'img') return 'img';
-  if (tag === 'ul' || tag === 'ol') return 'list';
-  if (tag === 'li') return 'listitem';
-  if (tag === 'nav') return 'navigation';
-  if (tag === 'main') return 'main';
-  if (tag === 'dialog') return 'dialog';
-  return '';
-};
-let candidates = [];
-if (a.by === 'selector') {
-  try { candidates = Array.from(root.querySelectorAll(a.pattern)); } catch (e) { return { bad: 'not a CSS selector: ' + (e.message || e) }; }
-} else {
-  const want = a.pattern.trim().toLowerCase();
-  for (const el of root.querySelectorAll('*')) {
-    let hit = false;
-    if (a.by === 'text' || a.by === 'regex') { const t = own(el); hit = t !== '' && test(t); }
-    else if (a.by === 'aria_label') { const l = el.getAttribute('aria-label') || ''; hit = l !== '' && test(l); }
-    else if (a.by === 'role') { hit = roleOf(el) === want; }
-    if (hit) { candidates.push(el); if (candidates.length >= 200) break; }
-  }
-}
-const el = candidates.find(visible);
-if (el) {
-  out.found = true;
-  const text = (own(el) || el.textContent || '').trim().replace(/\s+/g, ' ').slice(0, 120);
-  out.match = { tag: el.tagName.toLowerCase(), text };
-  if (el.id) out.match.id = el.id;
-  const role = roleOf(el);
-  if (role) out.match.role = role;
-}
-return out;
-"#;
-
-/// `wait_for_page`.
-pub(crate) fn wait_for_page(browser: &mut Browser, args: &Args) -> Result<Value> {
-    let tab = args.tab()?;
-    let condition = Condition::parse(args.str("condition")?)?;
+/// What to wait for, read from the arguments: `condition` + `by` + `pattern`,
+/// or one of the shortcuts an agent reaches for first (`text`, `text_gone`,
+/// `ref`, `url`).
+fn goal(args: &Args) -> Result<(Condition, By, String)> {
+    let shortcut = [
+        ("text", Condition::Appears, By::Text),
+        ("text_gone", Condition::Gone, By::Text),
+        ("ref", Condition::Appears, By::Ref),
+        ("url", Condition::UrlMatches, By::Text),
+    ]
+    .into_iter()
+    .find(|(field, _, _)| args.get(field).is_some());
+    if let Some((field, appears, by)) = shortcut {
+        let pattern = args.str(field)?;
+        if pattern.is_empty() {
+            return Err(invalid(field, format!("`{field}` is empty")));
+        }
+        // `ref` may come with condition gone: wait for the element to go.
+        let condition = match args.opt_str("condition")? {
+            Some(c) if field == "ref" => Condition::parse(c)?,
+            _ => appears,
+        };
+        return Ok((condition, by, pattern.to_owned()));
+    }
+    let Some(condition) = args.opt_str("condition")? else {
+        return Err(invalid(
+            "condition",
+            "say what to wait for: text (or text_gone) with the words, ref, url, or condition \
+             appears / gone / url_matches / network_idle with by and pattern",
+        ));
+    };
+    let condition = Condition::parse(condition)?;
     let by = By::parse(args.str_or("by", "text")?)?;
+    if condition == Condition::NetworkIdle {
+        return Ok((condition, by, String::new()));
+    }
     let pattern = args.str("pattern")?;
     if pattern.is_empty() {
         return Err(invalid("pattern", "`pattern` is empty"));
     }
+    Ok((condition, by, pattern.to_owned()))
+}
+
+/// `wait_for_page`.
+pub(crate) fn wait_for_page(browser: &mut Browser, args: &Args) -> Result<Value> {
+    let tab = args.tab()?;
+    let (condition, by, pattern) = goal(args)?;
     let scope = args.opt_str("scope")?;
     let case_sensitive = args.boolean("case_sensitive", false)?;
     let regex = args.boolean("regex", false)?;
@@ -203,6 +180,7 @@ pub(crate) fn wait_for_page(browser: &mut Browser, args: &Args) -> Result<Value>
     let interval_ms = args
         .opt_int("interval_ms", 50..=5_000)?
         .unwrap_or(DEFAULT_INTERVAL_MS);
+    let idle_ms = args.opt_int("idle_ms", 0..=10_000)?.unwrap_or(500);
     let probe_args = json!({
         "condition": condition.name(),
         "by": by.name(),
@@ -210,27 +188,26 @@ pub(crate) fn wait_for_page(browser: &mut Browser, args: &Args) -> Result<Value>
         "scope": scope,
         "case_sensitive": case_sensitive,
         "regex": regex,
+        "idle_ms": idle_ms,
     });
     let started = now_ns();
     let limit_ns = ms_to_ns(timeout_ms);
     let mut last: Option<Value> = None;
     let mut last_error: Option<String>;
     loop {
-        match browser.script(
+        match page::call(
+            browser,
             tab,
+            "probe",
             "waiting on the page",
             false,
-            PROBE_JS,
-            json!([probe_args]),
+            probe_args.clone(),
         ) {
             Ok(answer) => {
-                if let Some(bad) = answer.get("bad").and_then(Value::as_str) {
-                    let field = if bad.starts_with("scope") {
-                        "scope"
-                    } else {
-                        "pattern"
-                    };
-                    return Err(invalid(field, format!("`{field}`: {bad}")));
+                if let Some(field) = answer.get("bad").and_then(Value::as_str) {
+                    let field = if field == "scope" { "scope" } else { "pattern" };
+                    let message = answer.get("message").and_then(Value::as_str).unwrap_or("");
+                    return Err(invalid(field, format!("`{field}`: {message}")));
                 }
                 let found = answer.get("found").and_then(Value::as_bool) == Some(true);
                 if found != (condition == Condition::Gone) {
@@ -251,7 +228,7 @@ pub(crate) fn wait_for_page(browser: &mut Browser, args: &Args) -> Result<Value>
                 tab,
                 condition,
                 by,
-                pattern,
+                &pattern,
                 ns_to_ms(elapsed),
                 last.as_ref(),
                 last_error.as_deref(),
@@ -277,7 +254,7 @@ fn success(tab: u32, condition: Condition, elapsed_ms: u64, answer: &Value) -> V
     match condition {
         Condition::Appears => value["match"] = answer.get("match").cloned().unwrap_or(Value::Null),
         Condition::Gone => value["gone"] = json!(true),
-        Condition::UrlMatches => {}
+        Condition::UrlMatches | Condition::NetworkIdle => {}
     }
     value
 }
@@ -298,6 +275,13 @@ fn timed_out(
         .unwrap_or_default();
     let what = match condition {
         Condition::UrlMatches => format!("the URL of tab {tab} did not match {pattern:?}"),
+        Condition::NetworkIdle => {
+            let running = last
+                .and_then(|l| l.get("inflight"))
+                .and_then(Value::as_u64)
+                .unwrap_or(0);
+            format!("the network of tab {tab} did not go idle ({running} requests still running)")
+        }
         Condition::Appears => format!(
             "no visible element {} appeared in tab {tab}",
             by.describe(pattern)
@@ -347,7 +331,8 @@ mod tests {
         );
         let e = Condition::parse("visible").expect_err("unknown");
         assert!(
-            e.message.contains("appears, gone or url_matches"),
+            e.message
+                .contains("appears, gone, url_matches or network_idle"),
             "{}",
             e.message
         );
@@ -357,6 +342,42 @@ mod tests {
         for by in [By::Text, By::Regex, By::Role, By::AriaLabel, By::Selector] {
             assert_eq!(By::parse(by.name()).ok(), Some(by));
         }
+    }
+
+    fn goal_of(input: Value) -> Result<(Condition, By, String)> {
+        goal(&Args::parse(&input.to_string()).expect("args"))
+    }
+
+    #[test]
+    fn shortcuts_say_what_to_wait_for() {
+        let text = goal_of(json!({"tabId": 1, "text": "Report ready"})).expect("text");
+        assert_eq!(text, (Condition::Appears, By::Text, "Report ready".into()));
+        let gone = goal_of(json!({"tabId": 1, "text_gone": "Loading"})).expect("gone");
+        assert_eq!(gone.0, Condition::Gone);
+        let r = goal_of(json!({"tabId": 1, "ref": "ref_3", "condition": "gone"})).expect("ref");
+        assert_eq!(r, (Condition::Gone, By::Ref, "ref_3".into()));
+        let url = goal_of(json!({"tabId": 1, "url": "/done"})).expect("url");
+        assert_eq!(url.0, Condition::UrlMatches);
+        let idle = goal_of(json!({"tabId": 1, "condition": "network_idle"})).expect("idle");
+        assert_eq!(idle.0, Condition::NetworkIdle);
+        let none = goal_of(json!({"tabId": 1})).expect_err("nothing to wait for");
+        assert!(
+            none.message.contains("say what to wait for"),
+            "{}",
+            none.message
+        );
+        let empty = goal_of(json!({"tabId": 1, "text": ""})).expect_err("empty");
+        assert!(
+            empty.message.contains("`text` is empty"),
+            "{}",
+            empty.message
+        );
+        let no_pattern = goal_of(json!({"tabId": 1, "condition": "appears"})).expect_err("pattern");
+        assert!(
+            no_pattern.message.contains("pattern"),
+            "{}",
+            no_pattern.message
+        );
     }
 
     #[test]

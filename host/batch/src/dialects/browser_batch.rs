@@ -19,8 +19,11 @@ use crate::{Catalog, Limits};
 
 /// The plugin whose verbs the entries name.
 const PLUGIN: &str = "browser";
-/// The seed's name for the dialog tool, accepted beside `dialog`.
-const DIALOG_ALIAS: &str = "firefox_dialog";
+/// Entry names accepted beside the verbs they stand for: the seed's name for
+/// the dialog tool, and the short name of the wait (the bare `wait_for` tool is
+/// the desktop plugin's, so the browser verb is `wait_for_page`; inside a
+/// browser batch the short name can only mean the page).
+const ALIASES: [(&str, &str); 2] = [("firefox_dialog", "dialog"), ("wait_for", "wait_for_page")];
 /// This tool's own name, refused as an entry.
 const NAME: &str = "browser_batch";
 
@@ -30,7 +33,10 @@ pub struct BrowserBatch;
 impl BrowserBatch {
     /// The verb an entry name stands for.
     fn verb(name: &str) -> &str {
-        if name == DIALOG_ALIAS { "dialog" } else { name }
+        ALIASES
+            .iter()
+            .find(|(alias, _)| *alias == name)
+            .map_or(name, |(_, verb)| verb)
     }
 
     /// Tool names an entry may use: the browser plugin's verbs and the alias.
@@ -39,8 +45,10 @@ impl BrowserBatch {
             .get(PLUGIN)
             .map(|p| p.verb_names().map(str::to_owned).collect())
             .unwrap_or_default();
-        if names.iter().any(|n| n == "dialog") {
-            names.push(DIALOG_ALIAS.to_owned());
+        for (alias, verb) in ALIASES {
+            if names.iter().any(|n| n == verb) {
+                names.push(alias.to_owned());
+            }
         }
         names
     }

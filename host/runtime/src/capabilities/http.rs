@@ -6,6 +6,8 @@ use std::sync::{Arc, RwLock};
 
 use stephost_contract::Denial;
 
+use super::webdriver::{MAX_SEND_KEYS_BODY, UploadRefused, UploadRule, is_send_keys};
+
 use wasmtime_wasi_http::{
     Error as HttpError, RequestOptions, Result as HttpResult, WasiBody, WasiHttpHooks,
 };
@@ -210,6 +212,11 @@ pub(crate) struct ScopedDestination {
     /// Path segments refused even under the prefix (vendor extensions such as
     /// `goog`, which reach past WebDriver).
     pub denied_segments: Vec<String>,
+    /// For a WebDriver session: the folders whose files send-keys text may
+    /// name (a driver reads that text as host paths for a file input). Every
+    /// send-keys body is checked against it before it leaves; `None` for a
+    /// scope that is not a WebDriver session.
+    pub send_keys: Option<Arc<UploadRule>>,
 }
 
 impl ScopedDestination {
@@ -267,6 +274,25 @@ impl HttpGate {
     pub(crate) fn add_scope(&mut self, scope: ScopedDestination) {
         self.scoped.retain(|s| !s.covers(&scope.host, scope.port));
         self.scoped.push(scope);
+    }
+
+    /// The upload rule a request to `host:port` at `path` must pass, when it
+    /// is a send-keys command under a WebDriver scope.
+    fn send_keys_rule(
+        &self,
+        method: &http::Method,
+        host: &str,
+        port: u16,
+        path: &str,
+    ) -> Option<Arc<UploadRule>> {
+        self.scoped
+            .iter()
+            .filter(|s| s.covers(host, port) && s.allows_path(path))
+            .find_map(|s| {
+                let rule = s.send_keys.as_ref()?;
+                let rest = path.strip_prefix(&s.prefix)?;
+                is_send_keys(method, rest).then(|| rule.clone())
+            })
     }
 
     /// Whether a request to `host:port` at `path` may go out.
@@ -327,8 +353,20 @@ impl WasiHttpHooks for HttpGate {
             return Box::new(async { Err(HttpError::HttpRequestDenied) });
         }
         _ = fut;
+        let send_keys = self.send_keys_rule(request.method(), &host, port, uri.path());
+        let plugin = self.plugin.clone();
         Box::new(async move {
             use http_body_util::BodyExt;
+            let request = match send_keys {
+                Some(rule) => match checked_send_keys(request, &rule).await {
+                    Ok(request) => request,
+                    Err(refused) => {
+                        tracing::warn!(plugin = &*plugin, %refused, "file path in a send-keys request refused");
+                        return Ok(refusal(&refused));
+                    }
+                },
+                None => request,
+            };
             let (response, io) = wasmtime_wasi_http::default_send_request(request, options).await?;
             Ok((
                 response.map(BodyExt::boxed_unsync),
@@ -336,6 +374,66 @@ impl WasiHttpHooks for HttpGate {
             ))
         })
     }
+}
+
+/// Reads a send-keys body (bounded) and passes it on only if `rule` allows
+/// every host path it names, with those paths made canonical.
+async fn checked_send_keys(
+    request: http::Request<WasiBody>,
+    rule: &UploadRule,
+) -> Result<http::Request<WasiBody>, UploadRefused> {
+    use http_body_util::BodyExt;
+    let (mut parts, body) = request.into_parts();
+    let too_long = || UploadRefused::BadBody {
+        max: MAX_SEND_KEYS_BODY,
+        why: "too long, or unreadable".into(),
+    };
+    let bytes = http_body_util::Limited::new(body, MAX_SEND_KEYS_BODY)
+        .collect()
+        .await
+        .map_err(|_| too_long())?
+        .to_bytes();
+    let checked = rule.check_body(&bytes)?;
+    parts.headers.insert(
+        http::header::CONTENT_LENGTH,
+        http::HeaderValue::from(checked.len()),
+    );
+    let body = http_body_util::Full::new(hyper::body::Bytes::from(checked))
+        .map_err(|never| match never {})
+        .boxed_unsync();
+    Ok(http::Request::from_parts(parts, body))
+}
+
+/// The WebDriver error answer the plugin gets for a refused send-keys body
+/// (the request never reaches the driver). The message starts with
+/// `stephost:` so the plugin can tell the host's refusal from the browser's.
+fn refusal(
+    refused: &UploadRefused,
+) -> (
+    http::Response<WasiBody>,
+    Box<dyn Future<Output = Result<(), HttpError>> + Send>,
+) {
+    use http_body_util::BodyExt;
+    let body = serde_json::json!({"value": {
+        "error": "invalid argument",
+        "message": format!("stephost: {refused}"),
+        "stacktrace": ""
+    }})
+    .to_string();
+    let mut response = http::Response::new(
+        http_body_util::Full::new(hyper::body::Bytes::from(body))
+            .map_err(|never| match never {})
+            .boxed_unsync(),
+    );
+    *response.status_mut() = http::StatusCode::BAD_REQUEST;
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json; charset=utf-8"),
+    );
+    (
+        response,
+        Box::new(async { Ok(()) }) as Box<dyn Future<Output = Result<(), HttpError>> + Send>,
+    )
 }
 
 #[cfg(test)]
@@ -402,6 +500,7 @@ mod tests {
             port: 9515,
             prefix: "/session/abc".into(),
             denied_segments: vec!["goog".into()],
+            send_keys: None,
         });
         assert!(gate.allows("127.0.0.1", 9515, "/session/abc"));
         assert!(gate.allows("127.0.0.1", 9515, "/session/abc/url"));
@@ -420,6 +519,144 @@ mod tests {
         assert!(
             gate.allows("127.0.0.1", 8000, "/"),
             "other ports keep the allow-list"
+        );
+    }
+
+    fn session_gate(rule: UploadRule) -> HttpGate {
+        let owned = HostOwned::default();
+        owned.add("127.0.0.1:9515".parse().expect("addr"));
+        let mut gate = HttpGate::new(Arc::from("browser"), AllowList::default(), owned);
+        gate.add_scope(ScopedDestination {
+            host: "127.0.0.1".into(),
+            port: 9515,
+            prefix: "/session/abc".into(),
+            denied_segments: vec![],
+            send_keys: Some(Arc::new(rule)),
+        });
+        gate
+    }
+
+    fn body(text: &str) -> http::Request<WasiBody> {
+        use http_body_util::BodyExt;
+        let json = serde_json::json!({ "text": text }).to_string();
+        http::Request::builder()
+            .method(http::Method::POST)
+            .uri("http://127.0.0.1:9515/session/abc/element/e1/value")
+            .header(http::header::CONTENT_LENGTH, json.len())
+            .body(
+                http_body_util::Full::new(hyper::body::Bytes::from(json))
+                    .map_err(|never| match never {})
+                    .boxed_unsync(),
+            )
+            .expect("request")
+    }
+
+    async fn sent_text(request: http::Request<WasiBody>) -> String {
+        use http_body_util::BodyExt;
+        let length: usize = request.headers()[http::header::CONTENT_LENGTH]
+            .to_str()
+            .expect("ascii")
+            .parse()
+            .expect("number");
+        let bytes = request
+            .into_body()
+            .collect()
+            .await
+            .expect("body")
+            .to_bytes();
+        assert_eq!(bytes.len(), length, "the length matches the new body");
+        let value: serde_json::Value = serde_json::from_slice(&bytes).expect("json");
+        value["text"].as_str().expect("text").to_owned()
+    }
+
+    #[test]
+    fn only_send_keys_under_a_session_scope_are_inspected() {
+        let gate = session_gate(UploadRule::default());
+        let post = http::Method::POST;
+        let at = |method: &http::Method, path: &str| {
+            gate.send_keys_rule(method, "127.0.0.1", 9515, path)
+                .is_some()
+        };
+        assert!(at(&post, "/session/abc/element/e1/value"));
+        assert!(at(&post, "/session/abc/keys"));
+        assert!(!at(&post, "/session/abc/element/e1/click"));
+        assert!(!at(&post, "/session/abc/actions"));
+        assert!(!at(&http::Method::GET, "/session/abc/element/e1/value"));
+        assert!(
+            !at(&post, "/session/other/element/e1/value"),
+            "outside the scope the request is refused anyway"
+        );
+    }
+
+    #[tokio::test]
+    async fn send_keys_text_naming_host_files_needs_an_upload_folder() {
+        let granted = tempfile::tempdir().expect("tempdir");
+        let granted_path = std::fs::canonicalize(granted.path()).expect("canonical");
+        let file = granted_path.join("report.csv");
+        std::fs::write(&file, b"a,b").expect("write");
+        let outside = tempfile::tempdir().expect("tempdir");
+        let secret = outside.path().join("secret.txt");
+        std::fs::write(&secret, b"s").expect("write");
+        std::os::unix::fs::symlink(&secret, granted_path.join("escape")).expect("symlink");
+
+        // Nothing granted: plain text passes, any existing host path is refused.
+        let none = UploadRule::default();
+        assert_eq!(
+            sent_text(checked_send_keys(body("hello"), &none).await.expect("text")).await,
+            "hello"
+        );
+        let err = checked_send_keys(body(&file.display().to_string()), &none)
+            .await
+            .expect_err("no grant");
+        assert!(err.to_string().contains("[browser] upload_dirs"), "{err}");
+
+        // A granted folder: its files pass (made canonical), the rest does not.
+        let rule = UploadRule::new(&[granted.path().to_owned()]);
+        let dotted = format!(
+            "{}/../{}/report.csv",
+            granted_path.display(),
+            granted_path.file_name().expect("name").to_string_lossy()
+        );
+        assert_eq!(
+            sent_text(
+                checked_send_keys(body(&dotted), &rule)
+                    .await
+                    .expect("granted")
+            )
+            .await,
+            file.display().to_string()
+        );
+        for text in [
+            secret.display().to_string(),
+            granted_path.join("escape").display().to_string(),
+            format!("{}\n/etc/passwd", file.display()),
+        ] {
+            let err = checked_send_keys(body(&text), &rule)
+                .await
+                .expect_err(&text);
+            assert!(
+                matches!(err, UploadRefused::Outside { .. }),
+                "{text}: {err}"
+            );
+        }
+
+        // The refusal is a WebDriver error the plugin reads as the host's.
+        let (response, _) = refusal(&err);
+        assert_eq!(response.status(), http::StatusCode::BAD_REQUEST);
+        use http_body_util::BodyExt;
+        let answer = response
+            .into_body()
+            .collect()
+            .await
+            .expect("body")
+            .to_bytes();
+        let answer: serde_json::Value = serde_json::from_slice(&answer).expect("json");
+        assert_eq!(answer["value"]["error"], "invalid argument");
+        assert!(
+            answer["value"]["message"]
+                .as_str()
+                .expect("message")
+                .starts_with("stephost: ")
         );
     }
 

@@ -2,7 +2,8 @@
 //!
 //! Every plugin gets a locked-down WASI p2 context (no files, no network, no
 //! environment, no arguments: Rust guests import these interfaces even when they
-//! use none) and the `log` capability. Further capabilities are linked only when
+//! use none; the one exception is a `webdriver`-granted instance's own download
+//! folder, lent read-only at `/downloads`) and the `log` capability. Further capabilities are linked only when
 //! granted ([`Grant`]); a plugin that imports an ungranted one does not load.
 
 pub(crate) mod desktop;
@@ -263,12 +264,16 @@ impl HostState {
         max_logs: usize,
     ) -> Self {
         let stderr = StderrTail::new(8 * 1024);
-        let wasi = WasiCtxBuilder::new()
+        let mut builder = WasiCtxBuilder::new();
+        builder
             .allow_tcp(false)
             .allow_udp(false)
             .allow_ip_name_lookup(false)
-            .stderr(stderr.clone())
-            .build();
+            .stderr(stderr.clone());
+        // The one folder a plugin may see: its browser's downloads, read-only.
+        let mut webdriver = webdriver::InstanceSession::new(grant.webdriver);
+        webdriver.preopen(&mut builder);
+        let wasi = builder.build();
         Self {
             wasi,
             table: ResourceTable::new(),
@@ -284,7 +289,7 @@ impl HostState {
             http: WasiHttpCtx::new(),
             grant,
             services,
-            webdriver: webdriver::InstanceSession::default(),
+            webdriver,
         }
     }
 }

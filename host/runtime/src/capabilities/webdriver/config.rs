@@ -78,6 +78,11 @@ pub struct BrowserConfig {
     pub page_load_timeout_ms: u64,
     /// WebDriver script timeout, in ms (the same reasoning).
     pub script_timeout_ms: u64,
+    /// Folders whose files the browser plugin may put into a page's file
+    /// inputs (`file_upload`). Absolute, existing folders; files under them
+    /// (after resolving symlinks) are allowed, nothing else. Empty (the
+    /// default): no uploads.
+    pub upload_dirs: Vec<PathBuf>,
 }
 
 impl Default for BrowserConfig {
@@ -94,6 +99,7 @@ impl Default for BrowserConfig {
             driver_start_timeout_ms: 20_000,
             page_load_timeout_ms: 20_000,
             script_timeout_ms: 10_000,
+            upload_dirs: Vec::new(),
         }
     }
 }
@@ -117,6 +123,20 @@ impl BrowserConfig {
         ] {
             if value == 0 {
                 return Err(format!("{key} must be at least 1"));
+            }
+        }
+        for dir in &self.upload_dirs {
+            if !dir.is_absolute() {
+                return Err(format!(
+                    "browser.upload_dirs: `{}` is not an absolute path",
+                    dir.display()
+                ));
+            }
+            if !dir.is_dir() {
+                return Err(format!(
+                    "browser.upload_dirs: `{}` is not an existing folder",
+                    dir.display()
+                ));
             }
         }
         Ok(())
@@ -202,5 +222,37 @@ mod tests {
         };
         let err = bad.validate().expect_err("too small");
         assert!(err.contains("browser.window_size"), "{err}");
+    }
+
+    #[test]
+    fn upload_dirs_parse_and_must_be_absolute_existing_folders() {
+        let config: BrowserConfig =
+            serde_json::from_str(r#"{"upload_dirs": ["/tmp"]}"#).expect("parses");
+        assert_eq!(config.upload_dirs, vec![PathBuf::from("/tmp")]);
+        config.validate().expect("/tmp is a folder");
+        assert!(BrowserConfig::default().upload_dirs.is_empty());
+        for (dirs, says) in [
+            (vec![PathBuf::from("relative/dir")], "not an absolute path"),
+            (
+                vec![PathBuf::from("/no/such/folder")],
+                "not an existing folder",
+            ),
+            (
+                vec![PathBuf::from("/etc/hostname")],
+                "not an existing folder",
+            ),
+        ] {
+            let bad = BrowserConfig {
+                upload_dirs: dirs,
+                ..BrowserConfig::default()
+            };
+            let err = bad.validate().expect_err(says);
+            assert!(
+                err.contains("browser.upload_dirs") && err.contains(says),
+                "{err}"
+            );
+        }
+        let typo = serde_json::from_str::<BrowserConfig>(r#"{"upload_dir": ["/tmp"]}"#);
+        assert!(typo.is_err(), "unknown keys are refused");
     }
 }

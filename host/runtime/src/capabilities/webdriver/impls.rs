@@ -2,6 +2,7 @@
 // version, with `wit` naming that version's bindings.
 
 use wit::stephost::plugin::webdriver::{Host, SessionError, SessionInfo};
+use crate::capabilities::webdriver::files::UploadRule;
 use crate::capabilities::webdriver::service::Lease;
 use crate::capabilities::HostState;
 use crate::capabilities::http::ScopedDestination;
@@ -22,7 +23,7 @@ impl Host for HostState {
         }
         if let Some(lease) = &self.webdriver.lease {
             if lease.is_alive() {
-                return Ok(record(lease));
+                return Ok(record(lease, &self.webdriver, &self.services.webdriver.uploads()));
             }
             tracing::warn!(
                 plugin = &*self.plugin,
@@ -35,9 +36,10 @@ impl Host for HostState {
         // while the browser started), the task still finishes, and the lease
         // nobody receives is dropped, which deletes the session.
         let services = self.services.clone();
+        let downloads = self.webdriver.downloads.clone();
         let (tx, rx) = tokio::sync::oneshot::channel();
         tokio::spawn(async move {
-            let _ = tx.send(services.webdriver.open().await);
+            let _ = tx.send(services.webdriver.open(downloads).await);
         });
         let lease = match rx.await {
             Ok(Ok(lease)) => lease,
@@ -49,8 +51,9 @@ impl Host for HostState {
             port: lease.addr().port(),
             prefix: lease.path(),
             denied_segments: VENDOR_SEGMENTS.iter().map(|s| s.to_string()).collect(),
+            send_keys: Some(self.services.webdriver.uploads()),
         });
-        let session = record(&lease);
+        let session = record(&lease, &self.webdriver, &self.services.webdriver.uploads());
         self.webdriver.lease = Some(lease);
         Ok(session)
     }
@@ -63,10 +66,35 @@ impl Host for HostState {
     }
 }
 
-fn record(lease: &Lease) -> SessionInfo {
+/// The session as the plugin sees it. The capabilities carry two host facts
+/// the driver does not know, under the host's own prefix: the download folder
+/// on the host (the plugin reads it at `/downloads`; agents get host paths) and
+/// the folders granted for uploads.
+fn record(
+    lease: &Lease,
+    instance: &crate::capabilities::webdriver::InstanceSession,
+    uploads: &UploadRule,
+) -> SessionInfo {
+    let mut capabilities = lease.capabilities().clone();
+    if let Some(map) = capabilities.as_object_mut() {
+        if let Some(dir) = &instance.downloads {
+            map.insert(
+                "stephost:downloadDir".into(),
+                dir.path().display().to_string().into(),
+            );
+        }
+        map.insert(
+            "stephost:uploadDirs".into(),
+            uploads
+                .dirs()
+                .iter()
+                .map(|d| serde_json::Value::from(d.display().to_string()))
+                .collect(),
+        );
+    }
     SessionInfo {
         url: lease.url(),
         browser: lease.kind().as_str().to_owned(),
-        capabilities: lease.capabilities().to_string(),
+        capabilities: capabilities.to_string(),
     }
 }

@@ -18,15 +18,21 @@ mod bindings;
 mod client;
 mod config;
 mod driver;
+mod files;
 mod host;
 mod service;
 
+use std::sync::Arc;
+
 use wasmtime::component::{HasSelf, Linker};
+use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
 pub use config::{BrowserConfig, BrowserKind};
 pub(crate) use service::WebDriverService;
 
 use super::HostState;
+use files::DownloadDir;
+pub(crate) use files::{MAX_SEND_KEYS_BODY, UploadRefused, UploadRule, is_send_keys};
 use service::Lease;
 
 /// The session a plugin instance holds, if any. Dropped with the instance,
@@ -34,12 +40,54 @@ use service::Lease;
 #[derive(Default)]
 pub(crate) struct InstanceSession {
     lease: Option<Lease>,
+    /// Where this instance's browsers save downloads; every session of the
+    /// instance uses it, and it goes when the instance and its last session do.
+    downloads: Option<Arc<DownloadDir>>,
+}
+
+impl InstanceSession {
+    /// The state for a new instance: with the `webdriver` grant it gets a
+    /// download folder of its own (a failure to make one is logged, and that
+    /// instance's browsers then refuse downloads).
+    pub(crate) fn new(granted: bool) -> Self {
+        let downloads = granted
+            .then(|| match DownloadDir::create() {
+                Ok(dir) => Some(dir),
+                Err(error) => {
+                    tracing::warn!(%error, "cannot create a download folder; downloads are off for this instance");
+                    None
+                }
+            })
+            .flatten();
+        Self {
+            lease: None,
+            downloads,
+        }
+    }
+
+    /// Lends the download folder to the plugin, read-only at `/downloads`, so
+    /// it can report what a click saved without any new interface.
+    pub(crate) fn preopen(&mut self, wasi: &mut WasiCtxBuilder) {
+        let Some(dir) = &self.downloads else {
+            return;
+        };
+        if let Err(error) =
+            wasi.preopened_dir(dir.path(), files::GUEST_DOWNLOADS, FsPerms::ReadOnly)
+        {
+            tracing::warn!(%error, dir = %dir.path().display(), "cannot lend the download folder; downloads are off for this instance");
+            self.downloads = None;
+        }
+    }
 }
 
 impl std::fmt::Debug for InstanceSession {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("InstanceSession")
             .field("session", &self.lease.as_ref().map(Lease::id))
+            .field(
+                "downloads",
+                &self.downloads.as_ref().map(|d| d.path().to_owned()),
+            )
             .finish()
     }
 }

@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 use super::client::{self, ClientError};
 use super::config::{BrowserConfig, BrowserKind};
 use super::driver::{Driver, DriverError};
+use super::files::{DownloadDir, UploadRule};
 use crate::capabilities::http::HostOwned;
 
 /// How long creating a session (starting the browser) may take.
@@ -61,17 +62,27 @@ pub struct WebDriverService {
     /// Where the driver and browser debugger addresses are registered, so that no
     /// plugin's HTTP grant reaches them.
     host_owned: HostOwned,
+    /// `[browser] upload_dirs`, resolved once: what the HTTP gates check
+    /// file-input paths against.
+    uploads: Arc<UploadRule>,
 }
 
 impl WebDriverService {
     /// A service for `config`; nothing starts until the first session. Driver
     /// and debugger addresses go into `host_owned`.
     pub fn new(config: BrowserConfig, host_owned: HostOwned) -> Self {
+        let uploads = Arc::new(UploadRule::new(&config.upload_dirs));
         Self {
             config,
             shared: tokio::sync::Mutex::new(None),
             host_owned,
+            uploads,
         }
+    }
+
+    /// The folders uploads may come from.
+    pub(crate) fn uploads(&self) -> Arc<UploadRule> {
+        self.uploads.clone()
     }
 
     /// The configuration in force.
@@ -100,8 +111,12 @@ impl WebDriverService {
         Ok(driver)
     }
 
-    /// Opens a new session.
-    pub(crate) async fn open(&self) -> Result<Lease, OpenError> {
+    /// Opens a new session whose browser saves downloads into `downloads`
+    /// (without one, Chromium refuses downloads).
+    pub(crate) async fn open(
+        &self,
+        downloads: Option<Arc<DownloadDir>>,
+    ) -> Result<Lease, OpenError> {
         let driver = self.driver().await?;
         let profile = match self.config.kind {
             BrowserKind::Chromium => {
@@ -119,7 +134,11 @@ impl WebDriverService {
             // geckodriver makes a fresh temporary profile per session itself.
             BrowserKind::Firefox => None,
         };
-        let body = json!({"capabilities": {"alwaysMatch": capabilities(&self.config, profile.as_deref())}});
+        let body = json!({"capabilities": {"alwaysMatch": capabilities(
+            &self.config,
+            profile.as_deref(),
+            downloads.as_deref().map(DownloadDir::path),
+        )}});
         let answer = client::request(
             driver.addr(),
             http::Method::POST,
@@ -174,6 +193,7 @@ impl WebDriverService {
             driver,
             id,
             profile,
+            downloads,
             host_owned: self.host_owned.clone(),
             owned,
         })
@@ -197,7 +217,11 @@ fn debugger_addr(capabilities: &Value) -> Option<SocketAddr> {
 }
 
 /// The new-session capabilities for `config`.
-fn capabilities(config: &BrowserConfig, profile: Option<&std::path::Path>) -> Value {
+fn capabilities(
+    config: &BrowserConfig,
+    profile: Option<&std::path::Path>,
+    downloads: Option<&std::path::Path>,
+) -> Value {
     let [width, height] = config.window_size;
     // `ignore`: an open dialog stays open and the next command fails with
     // "unexpected alert open", which the plugin turns into an error naming its
@@ -236,12 +260,25 @@ fn capabilities(config: &BrowserConfig, profile: Option<&std::path::Path>) -> Va
             let binary = config
                 .browser_path()
                 .unwrap_or_else(|| config.chromium.clone());
+            // Downloads land in the session's own folder without asking
+            // (chromedriver applies the folder to headless Chromium too);
+            // without a folder there are none, rather than into ~/Downloads.
+            let prefs = match downloads {
+                Some(dir) => json!({
+                    "download.default_directory": dir,
+                    "download.prompt_for_download": false,
+                    "download.directory_upgrade": true,
+                    "download_restrictions": 0,
+                    "safebrowsing.enabled": false
+                }),
+                None => json!({"download_restrictions": 3}),
+            };
             json!({
                 "browserName": "chrome",
                 "unhandledPromptBehavior": "ignore",
                 "pageLoadStrategy": "normal",
                 "timeouts": timeouts,
-                "goog:chromeOptions": {"binary": binary, "args": args}
+                "goog:chromeOptions": {"binary": binary, "args": args, "prefs": prefs}
             })
         }
         BrowserKind::Firefox => {
@@ -255,28 +292,50 @@ fn capabilities(config: &BrowserConfig, profile: Option<&std::path::Path>) -> Va
             let binary = config
                 .browser_path()
                 .unwrap_or_else(|| config.firefox.clone());
+            // The closed network: no update, telemetry or captive-portal checks.
+            let mut prefs = json!({
+                "app.update.disabledForTesting": true,
+                "browser.shell.checkDefaultBrowser": false,
+                "datareporting.policy.dataSubmissionEnabled": false,
+                "network.captive-portal-service.enabled": false,
+                "network.connectivity-service.enabled": false,
+                "toolkit.telemetry.reportingpolicy.firstRun": false
+            });
+            if let Some(dir) = downloads {
+                // Save every download into the session's folder without a
+                // dialog or the downloads panel, and write the partial file
+                // there too (not in /tmp), so the plugin sees it start.
+                let more = json!({
+                    "browser.download.dir": dir,
+                    "browser.download.folderList": 2,
+                    "browser.download.useDownloadDir": true,
+                    "browser.download.always_ask_before_handling_new_types": false,
+                    "browser.download.start_downloads_in_tmp_dir": false,
+                    "browser.download.manager.showWhenStarting": false,
+                    "browser.download.alwaysOpenPanel": false,
+                    "browser.download.panel.shown": true,
+                    "browser.helperApps.neverAsk.saveToDisk": SAVE_WITHOUT_ASKING
+                });
+                if let (Some(prefs), Some(more)) = (prefs.as_object_mut(), more.as_object()) {
+                    prefs.extend(more.clone());
+                }
+            }
             json!({
                 "browserName": "firefox",
                 "unhandledPromptBehavior": "ignore",
                 "pageLoadStrategy": "normal",
                 "timeouts": timeouts,
-                "moz:firefoxOptions": {
-                    "binary": binary,
-                    "args": args,
-                    // The closed network: no update, telemetry or captive-portal checks.
-                    "prefs": {
-                        "app.update.disabledForTesting": true,
-                        "browser.shell.checkDefaultBrowser": false,
-                        "datareporting.policy.dataSubmissionEnabled": false,
-                        "network.captive-portal-service.enabled": false,
-                        "network.connectivity-service.enabled": false,
-                        "toolkit.telemetry.reportingpolicy.firstRun": false
-                    }
-                }
+                "moz:firefoxOptions": {"binary": binary, "args": args, "prefs": prefs}
             })
         }
     }
 }
+
+/// Types Firefox saves without asking even where it would otherwise offer to
+/// open them (its list is by MIME type; anything else follows
+/// `always_ask_before_handling_new_types`).
+const SAVE_WITHOUT_ASKING: &str = "application/octet-stream,application/zip,application/pdf,\
+    application/json,application/xml,text/plain,text/csv,text/xml,image/png,image/jpeg";
 
 /// One open session, owned by one plugin instance. Dropping it deletes the
 /// session (the browser closes) in the background.
@@ -285,6 +344,8 @@ pub(crate) struct Lease {
     id: String,
     capabilities: Value,
     profile: Option<PathBuf>,
+    /// The instance's download folder, held until the browser has quit.
+    downloads: Option<Arc<DownloadDir>>,
     host_owned: HostOwned,
     /// Host-owned addresses that live as long as this session.
     owned: Vec<SocketAddr>,
@@ -338,6 +399,7 @@ impl Drop for Lease {
         let path = self.path();
         let id = std::mem::take(&mut self.id);
         let profile = self.profile.take();
+        let downloads = self.downloads.take();
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => {
                 runtime.spawn(async move {
@@ -354,6 +416,7 @@ impl Drop for Lease {
                         Err(error) => Err(error.to_string()),
                     };
                     deleted(&driver, &id, profile.as_deref(), outcome);
+                    drop(downloads);
                 });
             }
             // No runtime (a plain thread, or the host shutting down): delete on a
@@ -366,6 +429,7 @@ impl Drop for Lease {
                         Err("no 200 answer".to_owned())
                     };
                     deleted(&driver, &id, profile.as_deref(), outcome);
+                    drop(downloads);
                 });
             }
         }
