@@ -355,6 +355,11 @@ async def test_sortable_drag_to_reorder(site, session):
 # --- Infinite Scroll (npm infinite-scroll 5.0.0) ------------------------------------
 
 
+@pytest.mark.xfail(
+    strict=False,
+    reason="issue 15: the feed's next page can arrive after the 1 s the plugin waits for work a scroll "
+    "started (seen once in a clean-clone CI run on 2 loaded cores); find then answers with the posts present",
+)
 async def test_infinite_scroll_loads_more(site, session):
     await call(session, "navigate", {"tabId": 1, "url": f"{site}/glue/feed.html"})
     await call(session, "computer", {"tabId": 1, "action": "scroll", "scroll_direction": "down", "scroll_amount": 10})
