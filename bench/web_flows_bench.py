@@ -43,7 +43,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import sqlite3
 import statistics
 import subprocess
@@ -52,7 +51,6 @@ import tempfile
 import threading
 import time
 import traceback
-import urllib.request
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -61,86 +59,33 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 ROOT = Path(__file__).resolve().parents[1]
-CACHE = ROOT / ".cache" / "webapps"
-GLUE = ROOT / "tests" / "e2e" / "webapps"
+sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+from web_apps import (  # noqa: E402  (the test suite's app servers, found through the path above)
+    DOCS, JQUI, TODO, click, fetched, free_port, garden_server, httpbin_server, key, ref_on_line, static_site, typing,
+)
+
 BENCH_CACHE = ROOT / ".cache" / "bench"
 PW_VERSION = "0.0.83"
 PW_DIR = BENCH_CACHE / "playwright-mcp"
 PW_BIN = PW_DIR / "node_modules" / ".bin" / "playwright-mcp"
 PW_ARGS = ["--headless", "--isolated", "--no-sandbox", "--executable-path", "/usr/bin/chromium"]
 
-DOCS = "/usr/share/doc/python3.11/html"
-JQUI = "/usr/share/doc/libjs-jquery-ui-docs/examples"
-TODO = "/npm/todomvc/package/examples/vanillajs/index.html"
 SQL = "select name, height from plants where color = 'red' order by height desc"
 
 
-# --- the app servers (copied from tests/e2e/test_web_apps.py) ----------------------
-
-class Static(SimpleHTTPRequestHandler):
-    """/npm/... from the unpacked npm packages, /glue/... from tests/e2e/webapps,
-    everything else from the unpacked Debian packages as if they were /."""
-
-    def translate_path(self, path):
-        for prefix, folder in (("/npm/", CACHE / "npm"), ("/glue/", GLUE)):
-            if path.startswith(prefix):
-                rest = super().translate_path(path[len(prefix) - 1 :])[len(self.directory) :]
-                return str(folder) + rest
-        return super().translate_path(path)
-
-    def log_message(self, *args):
-        pass
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def app_server(program, args, probe):
-    port = free_port()
-    proc = subprocess.Popen(
-        [str(CACHE / "venv" / "bin" / program), *(a.format(port=port) for a in args)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            urllib.request.urlopen(base + probe, timeout=2).read()
-            return proc, base
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                raise RuntimeError(f"{program} did not start")
-            time.sleep(0.1)
-
+# --- the app servers: the test file's (tests/e2e/web_apps.py) --------------------
 
 class Apps:
     """The static site, httpbin and datasette (garden.db), started once for the run."""
 
     def __enter__(self):
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), partial(Static, directory=str(CACHE / "deb")))
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.site = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.server, self.site = static_site()
         self.procs = []
-        proc, self.httpbin = app_server(
-            "python", ["-c", "from httpbin import app; app.run(host='127.0.0.1', port={port}, threaded=True)"], "/get"
-        )
+        proc, self.httpbin = httpbin_server()
         self.procs.append(proc)
         self.tmp = Path(tempfile.mkdtemp(prefix="web-flows-bench-"))
         self.db = self.tmp / "garden.db"
-        with sqlite3.connect(self.db) as conn:
-            conn.execute("create table plants (id integer primary key, name text, color text, height integer)")
-            conn.executemany(
-                "insert into plants (name, color, height) values (?, ?, ?)",
-                [("Rose", "red", 60), ("Tulip", "red", 40), ("Daisy", "white", 30), ("Iris", "blue", 70), ("Poppy", "red", 50)],
-            )
-        proc, self.datasette = app_server(
-            "datasette", ["serve", str(self.db), "--host", "127.0.0.1", "--port", "{port}"], "/-/versions.json"
-        )
+        proc, self.datasette = garden_server(self.db)
         self.procs.append(proc)
         return self
 
@@ -286,23 +231,6 @@ class Playwright(Client):
 
     async def warm(self):
         await self.call("browser_navigate", {"url": "about:blank"})
-
-
-def click(ref):
-    return {"name": "computer", "input": {"tabId": 1, "action": "left_click", "ref": ref}}
-
-
-def typing(text):
-    return {"name": "computer", "input": {"tabId": 1, "action": "type", "text": text}}
-
-
-def key(text):
-    return {"name": "computer", "input": {"tabId": 1, "action": "key", "text": text}}
-
-
-def ref_on_line(tree, *words):
-    line = next(line for line in tree.splitlines() if all(w in line for w in words))
-    return "ref_" + line.split("[ref_")[1].split("]")[0]
 
 
 # --- the flows: each side's `act` returns when the flow's work is done; `verify`
@@ -518,7 +446,7 @@ class HttpbinForm:
             fields.append({"name": label, "type": kind, "target": c.ref(role, label),
                            "value": "true" if value is True else value})
         await c.call("browser_fill_form", {"fields": fields})
-        text = await c.call("browser_click", {"element": "Submit order button", "target": c.ref("button", "Submit order")})
+        await c.call("browser_click", {"element": "Submit order button", "target": c.ref("button", "Submit order")})
         await c.snapshot()
         check("Grace Hopper" in c.snap, c.snap[:2000])
 
@@ -778,6 +706,8 @@ async def main():
 
     if not PW_BIN.exists():
         sys.exit(f"install Playwright MCP first: PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm install --prefix {PW_DIR} @playwright/mcp@{PW_VERSION}")
+    if not fetched():
+        sys.exit("fetch the web apps first: scripts/webapps.sh")
     flows = [n for n in FLOWS if not opts.only or any(w.lower() in n.lower() for w in opts.only)]
     workdir = BENCH_CACHE / "playwright-work"
     workdir.mkdir(parents=True, exist_ok=True)

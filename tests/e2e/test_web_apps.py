@@ -17,31 +17,19 @@ each failure was.
 
 import datetime
 import json
-import socket
 import sqlite3
-import subprocess
-import threading
-import time
-import urllib.request
-from functools import partial
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, stdio_session
+from conftest import stdio_session
 from test_browser import call, firefox_available
+from web_apps import DOCS, JQUI, TODO, click, fetched, garden_server, httpbin_server, key, ref_on_line, static_site, typing
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
-CACHE = ROOT / ".cache" / "webapps"
-GLUE = Path(__file__).parent / "webapps"
-if not all((CACHE / part / ".done").exists() for part in ("npm", "deb", "venv")):
+if not fetched():
     pytest.skip("the web apps are not fetched: run scripts/webapps.sh", allow_module_level=True)
-
-DOCS = "/usr/share/doc/python3.11/html"
-JQUI = "/usr/share/doc/libjs-jquery-ui-docs/examples"
-TODO = "/npm/todomvc/package/examples/vanillajs/index.html"
 
 # The core flows also run on Firefox (skipped without firefox-esr + geckodriver).
 BROWSERS = [
@@ -54,64 +42,17 @@ BROWSERS = [
 ]
 
 
-class Static(SimpleHTTPRequestHandler):
-    """/npm/... from the unpacked npm packages, /glue/... from tests/e2e/webapps,
-    everything else from the unpacked Debian packages as if they were / (jQuery UI's
-    demos link /usr/share/javascript/...)."""
-
-    def translate_path(self, path):
-        for prefix, folder in (("/npm/", CACHE / "npm"), ("/glue/", GLUE)):
-            if path.startswith(prefix):
-                rest = super().translate_path(path[len(prefix) - 1 :])[len(self.directory) :]
-                return str(folder) + rest
-        return super().translate_path(path)
-
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture(scope="module")
 def site():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(Static, directory=str(CACHE / "deb")))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server, base = static_site()
+    yield base
     server.shutdown()
     server.server_close()
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def app_server(program, args, probe):
-    """Starts PROGRAM of the cache's venv with ARGS ({port} is a free port); returns
-    (process, base URL) once the path `probe` answers."""
-    port = free_port()
-    proc = subprocess.Popen(
-        [str(CACHE / "venv" / "bin" / program), *(a.format(port=port) for a in args)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            urllib.request.urlopen(base + probe, timeout=2).read()
-            return proc, base
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                raise RuntimeError(f"{program} did not start")
-            time.sleep(0.1)
-
-
 @pytest.fixture(scope="module")
 def httpbin():
-    proc, base = app_server(
-        "python", ["-c", "from httpbin import app; app.run(host='127.0.0.1', port={port}, threaded=True)"], "/get"
-    )
+    proc, base = httpbin_server()
     yield base
     proc.terminate()
     proc.wait(timeout=10)
@@ -121,13 +62,7 @@ def httpbin():
 def garden(tmp_path_factory):
     """datasette serving garden.db, a small SQLite database; yields (base URL, db path)."""
     db = tmp_path_factory.mktemp("datasette") / "garden.db"
-    with sqlite3.connect(db) as conn:
-        conn.execute("create table plants (id integer primary key, name text, color text, height integer)")
-        conn.executemany(
-            "insert into plants (name, color, height) values (?, ?, ?)",
-            [("Rose", "red", 60), ("Tulip", "red", 40), ("Daisy", "white", 30), ("Iris", "blue", 70), ("Poppy", "red", 50)],
-        )
-    proc, base = app_server("datasette", ["serve", str(db), "--host", "127.0.0.1", "--port", "{port}"], "/-/versions.json")
+    proc, base = garden_server(db)
     yield base, db
     proc.terminate()
     proc.wait(timeout=10)
@@ -182,27 +117,9 @@ async def js(session, text, tab=1):
     return (await call(session, "javascript_tool", {"tabId": tab, "text": text}))["result"]
 
 
-def ref_on_line(tree, *words):
-    """The ref on the first line of a read_page tree that holds every one of `words`."""
-    line = next(line for line in tree.splitlines() if all(w in line for w in words))
-    return "ref_" + line.split("[ref_")[1].split("]")[0]
-
-
 def centre(match):
     x, y, w, h = match["box"]
     return [x + w / 2, y + h / 2]
-
-
-def click(ref):
-    return {"name": "computer", "input": {"tabId": 1, "action": "left_click", "ref": ref}}
-
-
-def typing(text):
-    return {"name": "computer", "input": {"tabId": 1, "action": "type", "text": text}}
-
-
-def key(text):
-    return {"name": "computer", "input": {"tabId": 1, "action": "key", "text": text}}
 
 
 # --- TodoMVC (npm todomvc 0.1.1, the vanilla JS example) ---------------------------

@@ -342,7 +342,7 @@ impl Browser {
                         crate::downloads::clear_marks(self, tab);
                         return;
                     }
-                    wasi::clocks::monotonic_clock::subscribe_duration(SETTLE_POLL_NS).block();
+                    crate::clock::sleep_ns(SETTLE_POLL_NS);
                 }
                 _ => return,
             }

@@ -34,7 +34,7 @@ pub(crate) fn run(browser: &mut Browser, args: &Args) -> Result<Output> {
                 ));
             }
             let ns = (seconds * 1e9) as u64;
-            wasi::clocks::monotonic_clock::subscribe_duration(ns).block();
+            crate::clock::sleep_ns(ns);
             json!({ "action": "wait", "tabId": tab, "waited_s": seconds })
         }
         "left_click" | "right_click" | "double_click" | "triple_click" => {

@@ -65,7 +65,7 @@ pub(crate) fn find(browser: &mut Browser, args: &Args) -> Result<Value> {
         let empty = result.get("total").and_then(Value::as_u64) == Some(0);
         match age {
             Some(ms) if empty && ms < YOUNG_PAGE_MS => {
-                wasi::clocks::monotonic_clock::subscribe_duration(FIND_RETRY_NS).block();
+                crate::clock::sleep_ns(FIND_RETRY_NS);
                 age = Some(ms + FIND_RETRY_NS / 1_000_000);
             }
             _ => break result,

@@ -62,10 +62,9 @@ impl Downloads {
         if now == before {
             return Vec::new();
         }
-        let clock = wasi::clocks::monotonic_clock::now;
-        let start = clock();
-        while has_partial(&now) && clock() - start < COMPLETE_WAIT_NS {
-            sleep(POLL_NS);
+        let start = crate::clock::now_ns();
+        while has_partial(&now) && crate::clock::now_ns() - start < COMPLETE_WAIT_NS {
+            crate::clock::sleep_ns(POLL_NS);
             now = list(Path::new(GUEST_DIR));
         }
         new_entries(&before, &now, host_dir)
@@ -79,10 +78,6 @@ pub(crate) fn clear_marks(browser: &mut Browser, tab: u32) {
     const CLEAR: &str = "const reg = window.__stephostRefs; \
         if (reg) { reg.navigating = 0; reg.downloading = 0; } return true;";
     let _ = browser.script(tab, "noting a download", false, CLEAR, json!([]));
-}
-
-fn sleep(ns: u64) {
-    wasi::clocks::monotonic_clock::subscribe_duration(ns).block();
 }
 
 /// Runs an acting verb and adds `downloads` to its value when it started any.

@@ -16,6 +16,7 @@
 mod args;
 mod browser;
 mod catalog;
+mod clock;
 mod computer;
 mod content;
 mod downloads;

@@ -272,13 +272,19 @@ function textOf(el) {
   return squash(el.innerText !== undefined ? el.innerText : el.textContent);
 }
 
+// The text of the elements an id-list attribute names (aria-labelledby,
+// aria-describedby), looked up in the element's own tree (a shadow root has
+// getElementById too).
+function textOfIds(el, attr) {
+  const by = el.getAttribute(attr);
+  if (!by) return '';
+  const tree = el.getRootNode && el.getRootNode().getElementById ? el.getRootNode() : el.ownerDocument;
+  return by.split(/\s+/).map((id) => tree.getElementById(id)).filter(Boolean).map(textOf).join(' ');
+}
+
 function accName(el, r) {
-  const by = el.getAttribute('aria-labelledby');
-  if (by) {
-    const tree = el.getRootNode && el.getRootNode().getElementById ? el.getRootNode() : el.ownerDocument;
-    const text = by.split(/\s+/).map((id) => tree.getElementById(id)).filter(Boolean).map(textOf).join(' ');
-    if (squash(text)) return cut(text, MAX_NAME);
-  }
+  const labelled = textOfIds(el, 'aria-labelledby');
+  if (squash(labelled)) return cut(labelled, MAX_NAME);
   const label = el.getAttribute('aria-label');
   if (squash(label)) return cut(label, MAX_NAME);
   const t = el.tagName;
@@ -421,14 +427,21 @@ function hostFrame(el) {
   }
 }
 
+// Where a frame element's content starts in the viewport of the document that
+// holds it (inside its border and padding).
+function contentOrigin(f) {
+  const r = f.getBoundingClientRect();
+  const s = getComputedStyle(f);
+  return { x: r.left + f.clientLeft + parseFloat(s.paddingLeft || '0'), y: r.top + f.clientTop + parseFloat(s.paddingTop || '0') };
+}
+
 // Where `el`'s frame viewport starts in the top viewport (0, 0 for the top document).
 function frameOffset(el) {
   let x = 0, y = 0;
   for (let f = hostFrame(el); f; f = hostFrame(f)) {
-    const r = f.getBoundingClientRect();
-    const s = getComputedStyle(f);
-    x += r.left + f.clientLeft + parseFloat(s.paddingLeft || '0');
-    y += r.top + f.clientTop + parseFloat(s.paddingTop || '0');
+    const o = contentOrigin(f);
+    x += o.x;
+    y += o.y;
   }
   return { x, y };
 }
@@ -456,10 +469,9 @@ function deepHit(x, y) {
     }
     const doc = frameDoc(hit);
     if (doc) {
-      const r = hit.getBoundingClientRect();
-      const s = getComputedStyle(hit);
-      ox += r.left + hit.clientLeft + parseFloat(s.paddingLeft || '0');
-      oy += r.top + hit.clientTop + parseFloat(s.paddingTop || '0');
+      const o = contentOrigin(hit);
+      ox += o.x;
+      oy += o.y;
       const inner = doc.elementFromPoint(x - ox, y - oy);
       if (!inner) return hit;
       hit = inner;
@@ -615,15 +627,6 @@ function ownText(el) {
   return squash(text);
 }
 
-// The text an element's description points to (aria-describedby), which find
-// counts as the element's: the hint under a field describes that field.
-function describedBy(el) {
-  const by = el.getAttribute('aria-describedby');
-  if (!by) return '';
-  const tree = el.getRootNode && el.getRootNode().getElementById ? el.getRootNode() : el.ownerDocument;
-  return by.split(/\s+/).map((id) => tree.getElementById(id)).filter(Boolean).map(textOf).join(' ');
-}
-
 // What an unnamed control sits in: the text of its row or list item (a todo
 // list's checkbox next to its label), so "Walk the dog checkbox" finds it.
 function context(el) {
@@ -644,10 +647,9 @@ function context(el) {
   return '';
 }
 
-function find() {
-  const query = squash(a.query).toLowerCase();
+function find(asked = a.query, limit = a.limit || 20) {
+  const query = squash(asked).toLowerCase();
   const tokens = query.split(/[^\p{L}\p{N}_-]+/u).filter((t) => t && !STOP.has(t));
-  const limit = a.limit || 20;
   if (!tokens.length) return { status: 'ok', matches: [], total: 0 };
   // The words that say what the element shows or is called; the rest name its kind.
   const content = tokens.filter((t) => ROLE_WORDS[t] === undefined);
@@ -663,7 +665,7 @@ function find() {
     const around = isInteractive && !name ? context(el) : '';
     const hay = [name, text, el.getAttribute('placeholder'), el.getAttribute('aria-label'), el.title, el.id,
       el.getAttribute('name'), el.getAttribute('type'), el.tagName === 'INPUT' ? el.value : '',
-      isInteractive ? describedBy(el) : '', around]
+      isInteractive ? textOfIds(el, 'aria-describedby') : '', around]
       .filter(Boolean).join(' ').toLowerCase();
     const lname = (name || '').toLowerCase();
     let score = 0;
@@ -942,10 +944,7 @@ function probe() {
     const found = lookup(a.pattern);
     if (found.status === 'ok' && shown(found.el)) el = found.el;
   } else if (a.by === 'description') {
-    const saved = a.query, limit = a.limit;
-    a.query = a.pattern; a.limit = 1;
-    const res = find();
-    a.query = saved; a.limit = limit;
+    const res = find(a.pattern, 1);
     if (res.matches.length && !res.partial) {
       const m = lookup(res.matches[0].ref);
       if (m.status === 'ok' && (root === document || deepContains(root, m.el))) el = m.el;
@@ -1012,8 +1011,6 @@ switch (op) {
   case 'read_page': result = readPage(); break;
   case 'find': result = find(); break;
   case 'probe': result = probe(); break;
-  case 'read_page': result = readPage(); break;
-  case 'find': result = find(); break;
   case 'form_input': result = formInput(); break;
   case 'scroll_to': result = scrollTo(); break;
   case 'text': result = pageText(); break;

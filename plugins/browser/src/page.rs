@@ -127,7 +127,7 @@ pub(crate) fn point(
     reference: &str,
     enabled: bool,
 ) -> Result<(i64, i64)> {
-    let started = now_ns();
+    let started = crate::clock::now_ns();
     let mut round = 0;
     loop {
         let result = call_async(
@@ -149,7 +149,7 @@ pub(crate) fn point(
                 )),
             };
         }
-        let elapsed = now_ns().saturating_sub(started);
+        let elapsed = crate::clock::now_ns().saturating_sub(started);
         let waiting = matches!(
             status,
             "hidden" | "offscreen" | "covered" | "disabled" | "moving"
@@ -160,7 +160,7 @@ pub(crate) fn point(
         round += 1;
         let pause =
             ACTION_BACKOFF_NS[round.min(ACTION_BACKOFF_NS.len() - 1)].min(ACTION_WAIT_NS - elapsed);
-        wasi::clocks::monotonic_clock::subscribe_duration(pause).block();
+        crate::clock::sleep_ns(pause);
     }
 }
 
@@ -238,10 +238,6 @@ pub(crate) fn ready(browser: &mut Browser, tab: u32) -> Option<u64> {
 
 /// Longest wait of [`ready`], in ms.
 const READY_WAIT_MS: u64 = 2_000;
-
-pub(crate) fn now_ns() -> u64 {
-    wasi::clocks::monotonic_clock::now()
-}
 
 /// Scrolls `reference` into view.
 pub(crate) fn scroll_to(browser: &mut Browser, tab: u32, reference: &str) -> Result<Value> {

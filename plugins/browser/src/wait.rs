@@ -190,7 +190,7 @@ pub(crate) fn wait_for_page(browser: &mut Browser, args: &Args) -> Result<Value>
         "regex": regex,
         "idle_ms": idle_ms,
     });
-    let started = now_ns();
+    let started = crate::clock::now_ns();
     let limit_ns = ms_to_ns(timeout_ms);
     let mut last: Option<Value> = None;
     let mut last_error: Option<String>;
@@ -211,7 +211,7 @@ pub(crate) fn wait_for_page(browser: &mut Browser, args: &Args) -> Result<Value>
                 }
                 let found = answer.get("found").and_then(Value::as_bool) == Some(true);
                 if found != (condition == Condition::Gone) {
-                    let elapsed = ns_to_ms(now_ns().saturating_sub(started));
+                    let elapsed = ns_to_ms(crate::clock::now_ns().saturating_sub(started));
                     return Ok(success(tab, condition, elapsed, &answer));
                 }
                 last = Some(answer);
@@ -222,7 +222,7 @@ pub(crate) fn wait_for_page(browser: &mut Browser, args: &Args) -> Result<Value>
             Err(f) if transient(&f) => last_error = Some(f.message),
             Err(f) => return Err(f),
         }
-        let elapsed = now_ns().saturating_sub(started);
+        let elapsed = crate::clock::now_ns().saturating_sub(started);
         if elapsed >= limit_ns {
             return Err(timed_out(
                 tab,
@@ -235,7 +235,7 @@ pub(crate) fn wait_for_page(browser: &mut Browser, args: &Args) -> Result<Value>
             ));
         }
         let pause = ms_to_ns(interval_ms).min(limit_ns - elapsed);
-        wasi::clocks::monotonic_clock::subscribe_duration(pause).block();
+        crate::clock::sleep_ns(pause);
     }
 }
 
@@ -303,10 +303,6 @@ fn timed_out(
         message.push_str(&format!("; the last look failed: {e}"));
     }
     Failure::new(FailureCode::Timeout, message).with_input_fired(false)
-}
-
-fn now_ns() -> u64 {
-    wasi::clocks::monotonic_clock::now()
 }
 
 fn ms_to_ns(ms: i64) -> u64 {
