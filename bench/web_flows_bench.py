@@ -6,6 +6,9 @@ servers:
   stephost        `stephost serve` over stdio; each flow as test_web_apps.py writes it
                   (find / read_page to look, computer / form_input to act,
                   browser_batch where an agent batches what needs no looking)
+  stephost_batch  the same server; each flow as one browser_batch written before
+                  looking, elements named by description (`find` on computer and
+                  form_input, resolved when each entry runs)
   Playwright MCP  `playwright-mcp --headless --isolated --no-sandbox --executable-path
                   /usr/bin/chromium` (npm @playwright/mcp, installed under
                   .cache/bench/playwright-mcp); each flow as an agent writes it from
@@ -27,7 +30,8 @@ server goes first from run to run. Medians over the runs.
 `--latency` also measures per-action latency on an idle page: a click by ref and a
 `type` of 10 characters through stephost's `computer` tool, 50 of each in one
 `browser_batch` (per-entry time from the report's time_ms), against the W3C actions
-the plugin sends for them, POSTed straight to a chromedriver this script starts.
+the plugin sends for them, POSTed straight to a chromedriver this script starts, and
+the click against WebDriver's own Element Click on an element located once.
 
 Usage (from the repository root, after `cargo build --release` and
 scripts/webapps.sh):
@@ -61,7 +65,8 @@ from mcp.client.stdio import stdio_client
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 from web_apps import (  # noqa: E402  (the test suite's app servers, found through the path above)
-    DOCS, JQUI, TODO, click, fetched, free_port, garden_server, httpbin_server, key, ref_on_line, static_site, typing,
+    DOCS, JQUI, TODO, click, fetched, fill, free_port, garden_server, httpbin_server, key, nav, press, ref_on_line,
+    static_site, type_into, typing,
 )
 
 BENCH_CACHE = ROOT / ".cache" / "bench"
@@ -257,6 +262,11 @@ class TodoMVC:
         toggle = await c.first("Walk the dog checkbox")
         await c.call("computer", {"tabId": 1, "action": "left_click", "ref": toggle["ref"]})
 
+    async def stephost_batch(c, apps):
+        await c.batch([nav(apps.site + TODO), type_into("What needs to be done? input", "Buy milk"), key("Return"),
+                       typing("Walk the dog"), key("Return"), typing("Write report"), key("Return"),
+                       press("Walk the dog checkbox")])
+
     async def playwright(c, apps):
         await c.call("browser_navigate", {"url": apps.site + TODO})
         await c.snapshot()
@@ -283,6 +293,11 @@ class Sphinx:
         await c.call("wait_for_page", {"tabId": 1, "condition": "appears", "by": "selector", "pattern": "ul.search li"})
         hit = await c.first("asyncio.gather link")
         await c.call("computer", {"tabId": 1, "action": "left_click", "ref": hit["ref"]})
+
+    async def stephost_batch(c, apps):
+        await c.batch([nav(f"{apps.site}{DOCS}/index.html"), type_into("Quick search box", "asyncio.gather"), key("Return"),
+                       {"name": "wait_for", "input": {"tabId": 1, "condition": "appears", "by": "selector", "pattern": "ul.search li"}},
+                       press("asyncio.gather link")])
 
     async def playwright(c, apps):
         await c.call("browser_navigate", {"url": f"{apps.site}{DOCS}/index.html"})
@@ -315,6 +330,11 @@ class Shoelace:
         submit = await c.first("Place order button")
         await c.call("computer", {"tabId": 1, "action": "left_click", "ref": submit["ref"]})
 
+    async def stephost_batch(c, apps):
+        await c.batch([nav(f"{apps.site}/glue/shoelace.html"), fill("Customer name field", "Ada Lovelace"),
+                       press("Size select"), press("Large option"), fill("Gift wrap checkbox", True),
+                       press("Place order button")])
+
     async def playwright(c, apps):
         await c.call("browser_navigate", {"url": f"{apps.site}/glue/shoelace.html"})
         await c.snapshot()
@@ -345,6 +365,10 @@ class Autocomplete:
         option = await c.first("JavaScript option")
         await c.call("computer", {"tabId": 1, "action": "left_click", "ref": option["ref"]})
 
+    async def stephost_batch(c, apps):
+        await c.batch([nav(f"{apps.site}{JQUI}/autocomplete/default.html"), type_into("Tags input", "Ja"),
+                       press("JavaScript option")])
+
     async def playwright(c, apps):
         await c.call("browser_navigate", {"url": f"{apps.site}{JQUI}/autocomplete/default.html"})
         await c.snapshot()
@@ -369,6 +393,9 @@ class Datepicker:
         await c.call("computer", {"tabId": 1, "action": "left_click", "ref": date["ref"]})
         day = await c.first("15")
         await c.call("computer", {"tabId": 1, "action": "left_click", "ref": day["ref"]})
+
+    async def stephost_batch(c, apps):
+        await c.batch([nav(f"{apps.site}{JQUI}/datepicker/default.html"), press("Date input"), press("15")])
 
     async def playwright(c, apps):
         await c.call("browser_navigate", {"url": f"{apps.site}{JQUI}/datepicker/default.html"})
@@ -399,6 +426,10 @@ class Quill:
         await c.call("navigate", {"tabId": 1, "url": f"{apps.site}/glue/quill.html"})
         editor = await c.first("Write your note editor")
         await c.batch([click(editor["ref"]), typing("Hello "), key("ctrl+b"), typing("world")])
+
+    async def stephost_batch(c, apps):
+        await c.batch([nav(f"{apps.site}/glue/quill.html"), type_into("Write your note editor", "Hello "), key("ctrl+b"),
+                       typing("world")])
 
     async def playwright(c, apps):
         await c.call("browser_navigate", {"url": f"{apps.site}/glue/quill.html"})
@@ -436,6 +467,11 @@ class HttpbinForm:
         outputs = await c.batch(actions)
         check("Grace Hopper" in outputs[-1]["text"], outputs[-1])
 
+    async def stephost_batch(c, apps):
+        outputs = await c.batch([nav(f"{apps.httpbin}/forms/post"), *(fill(label, value) for label, value in HTTPBIN_FILL),
+                                 press("Submit order button"), {"name": "get_page_text", "input": {"tabId": 1}}])
+        check("Grace Hopper" in outputs[-1]["text"], outputs[-1])
+
     async def playwright(c, apps):
         await c.call("browser_navigate", {"url": f"{apps.httpbin}/forms/post"})
         await c.snapshot()
@@ -465,6 +501,10 @@ class FramedTodo:
         box = await c.first("What needs to be done? input")
         await c.batch([click(box["ref"]), typing("Framed todo"), key("Return")])
 
+    async def stephost_batch(c, apps):
+        await c.batch([nav(f"{apps.site}/glue/links.html?httpbin=x"), type_into("What needs to be done? input", "Framed todo"),
+                       key("Return")])
+
     async def playwright(c, apps):
         await c.call("browser_navigate", {"url": f"{apps.site}/glue/links.html?httpbin=x"})
         await c.snapshot()
@@ -483,6 +523,11 @@ class NativeConfirm:
         button = await c.first("Delete draft button")
         outputs = await c.batch([click(button["ref"]), {"name": "dialog", "input": {"tabId": 1, "action": "accept"}}])
         check(outputs[1]["dialog_text"] == "Delete the draft?", outputs[1])
+
+    async def stephost_batch(c, apps):
+        outputs = await c.batch([nav(f"{apps.site}/glue/links.html?httpbin=x"), press("Delete draft button"),
+                                 {"name": "dialog", "input": {"tabId": 1, "action": "accept"}}])
+        check(outputs[2]["dialog_text"] == "Delete the draft?", outputs[2])
 
     async def playwright(c, apps):
         await c.call("browser_navigate", {"url": f"{apps.site}/glue/links.html?httpbin=x"})
@@ -504,6 +549,10 @@ class Datasette:
         await c.batch([click(editor["ref"]), key("ctrl+a Delete"), typing(SQL)])
         run = await c.first("Run SQL button")
         await c.call("computer", {"tabId": 1, "action": "left_click", "ref": run["ref"]})
+
+    async def stephost_batch(c, apps):
+        await c.batch([nav(f"{apps.datasette}/garden"), press("SQL query editor"), key("ctrl+a Delete"), typing(SQL),
+                       press("Run SQL button")])
 
     async def playwright(c, apps):
         await c.call("browser_navigate", {"url": f"{apps.datasette}/garden"})
@@ -541,7 +590,7 @@ async def session_of(params):
 
 
 def server_params(side, stephost_bin, workdir):
-    if side == "stephost":
+    if side.startswith("stephost"):
         return StdioServerParameters(command=stephost_bin, args=["serve"], env=dict(os.environ, STEPHOST_LOG="warn"))
     # Its working directory takes the snapshot and console files it writes per call.
     return StdioServerParameters(command=str(PW_BIN), args=PW_ARGS, env=dict(os.environ), cwd=str(workdir))
@@ -550,7 +599,7 @@ def server_params(side, stephost_bin, workdir):
 async def run_side(side, flows, apps, stephost_bin, workdir, log):
     results = {}
     async with session_of(server_params(side, stephost_bin, workdir)) as session:
-        cls = Stephost if side == "stephost" else Playwright
+        cls = Stephost if side.startswith("stephost") else Playwright
         warm = cls(session)
         await warm.warm()
         for name in flows:
@@ -569,7 +618,7 @@ async def run_side(side, flows, apps, stephost_bin, workdir, log):
                 why = f"{type(exc).__name__}: {exc}"[:400]
                 log.write(f"--- {side} / {name} failed:\n{traceback.format_exc()}\n")
             results[name] = {"pass": ok, "ms": elapsed * 1000, "calls": c.calls, "why": why}
-            print(f"  {side:<10} {name:<28} {'pass' if ok else 'FAIL'} {elapsed * 1000:8.0f} ms {c.calls:3} calls {why[:120]}",
+            print(f"  {side:<14} {name:<28} {'pass' if ok else 'FAIL'} {elapsed * 1000:8.0f} ms {c.calls:3} calls {why[:120]}",
                   file=sys.stderr)
     return results
 
@@ -647,19 +696,28 @@ def raw_latency(url, n):
         for ch in "abcdefghij":
             keys += [{"type": "keyDown", "value": ch}, {"type": "keyUp", "value": ch}]
         type_body = {"actions": [{"type": "key", "id": "keyboard", "actions": keys}]}
-        clicks, types = [], []
+        clicks, types, element_clicks = [], [], []
         for _ in range(n):
             t = time.perf_counter()
             d.cmd("POST", "/actions", click_body)
             clicks.append((time.perf_counter() - t) * 1000)
+        # WebDriver's own click on an element it located once (as a ref is read
+        # once): Element Click scrolls it into view, checks that it is not
+        # obscured, clicks its centre and waits for a navigation it started.
+        button = d.cmd("POST", "/element", {"using": "css selector", "value": "#b"})
+        element = next(iter(button.values()))
+        for _ in range(n):
+            t = time.perf_counter()
+            d.cmd("POST", f"/element/{element}/click")
+            element_clicks.append((time.perf_counter() - t) * 1000)
         d.cmd("POST", "/execute/sync", {"script": "document.getElementById('t').focus()", "args": []})
         for _ in range(n):
             t = time.perf_counter()
             d.cmd("POST", "/actions", type_body)
             types.append((time.perf_counter() - t) * 1000)
         got = d.cmd("POST", "/execute/sync", {"script": "return [window.clicks, document.getElementById('t').value.length]", "args": []})
-        assert got == [n, 10 * n], got
-        return statistics.median(clicks), statistics.median(types)
+        assert got == [2 * n, 10 * n], got
+        return statistics.median(clicks), statistics.median(types), statistics.median(element_clicks)
     finally:
         d.close()
 
@@ -700,6 +758,8 @@ async def main():
     parser.add_argument("--latency", action="store_true", help="also measure per-action latency vs raw WebDriver")
     parser.add_argument("--latency-n", type=int, default=50)
     parser.add_argument("--no-flows", action="store_true")
+    parser.add_argument("--sides", nargs="*", default=["stephost", "stephost_batch", "playwright"],
+                        help="which of stephost, stephost_batch, playwright to run (the table needs all three)")
     parser.add_argument("--stephost", default=str(ROOT / "target" / "release" / "stephost"))
     parser.add_argument("--json", help="also write the figures to this file")
     opts = parser.parse_args()
@@ -713,13 +773,14 @@ async def main():
     workdir.mkdir(parents=True, exist_ok=True)
     log = open(BENCH_CACHE / "web_flows_bench.log", "w")
     out = {"versions": versions(opts.stephost), "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="minutes")}
-    sides = ["stephost", "playwright"]
+    sides = opts.sides
     if not opts.no_flows:
         runs = {s: [] for s in sides}
         with Apps() as apps:
             for run in range(opts.runs):
                 print(f"run {run + 1}/{opts.runs}", file=sys.stderr)
-                for side in sides if run % 2 == 0 else sides[::-1]:
+                # Which side goes first rotates from run to run.
+                for side in sides[run % len(sides):] + sides[:run % len(sides)]:
                     runs[side].append(await run_side(side, flows, apps, opts.stephost, workdir, log))
         table = {}
         for side in sides:
@@ -732,17 +793,22 @@ async def main():
                     "failures": sorted({c["why"] for c in cells if not c["pass"]}),
                 }
         out["flows"] = table
-        print("\n| flow | stephost pass | time | calls | Playwright MCP pass | time | calls |")
-        print("|---|---:|---:|---:|---:|---:|---:|")
+        if len(sides) < 3:
+            print(json.dumps(table, indent=1))
+            return
+        print("\n| flow | stephost, look then act: pass | time | calls | stephost, one batch by description: pass | time | calls | Playwright MCP pass | time | calls |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         totals = {s: {"passes": 0, "runs": 0, "ms": 0.0, "calls": 0} for s in sides}
         for name in flows:
-            print(f"| {name} | {fmt(table[name]['stephost'])} | {fmt(table[name]['playwright'])} |")
+            print(f"| {name} | {' | '.join(fmt(table[name][side]) for side in sides)} |")
             for side in sides:
                 for k in totals[side]:
                     totals[side][k] += table[name][side][k]
-        print(f"| **total** | **{fmt(totals['stephost'])}** | **{fmt(totals['playwright'])}** |")
-        ts, tp = totals["stephost"], totals["playwright"]
-        print(f"\nPlaywright MCP / stephost: time {tp['ms'] / ts['ms']:.2f}x, calls {tp['calls'] / ts['calls']:.2f}x")
+        print(f"| **total** | {' | '.join('**' + fmt(totals[side]).replace(' | ', '** | **') + '**' for side in sides)} |")
+        tp = totals["playwright"]
+        for side in sides[:2]:
+            ts = totals[side]
+            print(f"\n{side} / Playwright MCP: time {ts['ms'] / tp['ms']:.2f}x, calls {ts['calls'] / tp['calls']:.2f}x")
         out["totals"] = totals
         for name in flows:
             for side in sides:
@@ -767,6 +833,7 @@ async def main():
         print("|---|---:|---:|---:|")
         for i, what in enumerate(("left_click by ref", "type 10 chars")):
             print(f"| {what} | {sh[i]:.1f} ms | {raw[i]:.1f} ms | {sh[i] / raw[i]:.2f}x |")
+        print(f"| left_click by ref vs WebDriver Element Click | {sh[0]:.1f} ms | {raw[2]:.1f} ms | {sh[0] / raw[2]:.2f}x |")
     print(f"\n{out['versions']}; {out['date']}")
     if opts.json:
         Path(opts.json).write_text(json.dumps(out, indent=2))

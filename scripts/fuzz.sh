@@ -11,6 +11,9 @@
 #                    pinned; see below)
 #   FUZZ_JOBS        parallel fuzzing processes per target (default 1)
 #   FUZZ_SANITIZER   cargo-fuzz sanitizer: address (default) or none (what CI uses)
+#   FUZZ_BUILD_ONLY  1: install cargo-fuzz and build the targets, run nothing
+#                    (scripts/test.sh builds them this way while the end-to-end
+#                    tests run, so the fuzz stage itself only fuzzes)
 #
 # Toolchain: cargo-fuzz needs nightly features (-Zsanitizer=address). Without a
 # nightly (no rustup downloads on these machines), the script uses the toolchain
@@ -70,6 +73,10 @@ fi
 
 # One build for every target.
 "${cargo[@]}" fuzz build "${sanitizer[@]}"
+if [[ "${FUZZ_BUILD_ONLY:-0}" == 1 ]]; then
+  echo "fuzz: built ${#targets[@]} targets" >&2
+  exit 0
+fi
 
 failed=()
 for target in "${targets[@]}"; do

@@ -94,6 +94,15 @@ STEPHOST_BIN=$root/target/release/stephost scripts/fuzz_catalog.sh --check
 say "third-party web apps for the browser tests (scripts/webapps.sh)"
 scripts/webapps.sh
 
+# The fuzz targets' cold build (instrumented, so it shares nothing with the
+# builds above) takes minutes of CPU while the end-to-end tests mostly wait on
+# browsers, X apps and servers: it runs beside them at the lowest priority.
+fuzz_build=
+if [ "${STEPHOST_SKIP_FUZZ:-0}" != 1 ]; then
+  say "building the fuzz targets in the background (scripts/fuzz.sh, FUZZ_BUILD_ONLY=1)"
+  FUZZ_BUILD_ONLY=1 FUZZ_SANITIZER=${FUZZ_SANITIZER:-none} nice -n 19 scripts/fuzz.sh >/tmp/stephost-fuzz-build.log 2>&1 &
+  fuzz_build=$!
+fi
 if ls tests/e2e/test_*.py >/dev/null 2>&1; then
   say "end-to-end tests (pytest)"
   STEPHOST_BIN=$root/target/release/stephost "$venv/bin/python" -m pytest -q tests/e2e
@@ -107,6 +116,11 @@ STEPHOST_BIN=$root/target/release/stephost "$venv/bin/python" bench/load_test.py
 # already takes most of the time) and for a few seconds per target; longer runs
 # with ASan are in fuzz/README.md. STEPHOST_SKIP_FUZZ=1 leaves it out locally.
 if [ "${STEPHOST_SKIP_FUZZ:-0}" != 1 ]; then
+  if ! wait "$fuzz_build"; then
+    echo "building the fuzz targets failed:" >&2
+    tail -40 /tmp/stephost-fuzz-build.log >&2
+    exit 1
+  fi
   say "bounded fuzzing (scripts/fuzz.sh)"
   FUZZ_SANITIZER=${FUZZ_SANITIZER:-none} FUZZ_SECONDS=${FUZZ_SECONDS:-15} scripts/fuzz.sh
 fi

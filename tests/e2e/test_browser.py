@@ -7,6 +7,7 @@ from crates.io for the Firefox tests); scripts/test.sh installs them.
 """
 
 import base64
+import json
 import contextlib
 import shutil
 import struct
@@ -123,6 +124,41 @@ async def call(session, tool, args, ok=True):
         assert result.isError is False, f"{tool} {args}: {data}"
         return data["value"]
     return result
+
+
+# Helpers the other browser test files share: a module-scoped session per
+# browser (Chromium, and Firefox when installed), the page's JavaScript, batches
+# and refs read off a tree.
+BROWSERS = ["chromium", pytest.param("firefox", marks=pytest.mark.skipif(not firefox_available(), reason="no Firefox"))]
+
+
+@pytest.fixture(scope="module", params=BROWSERS, name="session")
+async def each_browser(request):
+    """The module's MCP session, once per browser; a module using it sets a
+    module-scoped `anyio_backend`."""
+    async with stdio_session(*host_args(None if request.param == "chromium" else request.param)) as client:
+        yield Session(client)
+
+
+async def js(session, text):
+    """What a JavaScript expression evaluates to in tab 1."""
+    value = await call(session, "javascript_tool", {"tabId": 1, "text": text})
+    return value["result"] if isinstance(value, dict) and "result" in value else value
+
+
+async def batch(session, actions, ok=True):
+    """`browser_batch`'s structured result; with ok=True asserts it passed."""
+    result = await session.call_tool("browser_batch", {"actions": actions})
+    data = result.structuredContent
+    if ok:
+        assert result.isError is False, json.dumps(data)[:3000]
+    return data
+
+
+def ref_in(tree, needle):
+    """The ref on the first line of a read_page tree holding `needle`."""
+    line = next(line for line in tree.splitlines() if needle in line)
+    return line.split("[", 1)[1].split("]", 1)[0]
 
 
 def png_size(data):

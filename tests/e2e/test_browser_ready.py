@@ -17,8 +17,10 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from conftest import stdio_session
-from test_browser import call, firefox_available, host_args, Session
+from test_browser import batch, call, each_browser, js, ref_in
+
+# The `session` fixture: one MCP session per browser for the module.
+SESSION = each_browser
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(240)]
 
@@ -152,12 +154,28 @@ document.addEventListener('pointerup', (e) => {
 </script></body></html>"""
 
 
+# Rows with buttons of the same name: a description must say which row.
+ROWS = """<!doctype html><html><head><title>Rows</title></head><body>
+<input id="search-top" aria-label="Search the shop">
+<h1>Cart</h1>
+<ul>
+<li>Blue shirt <button onclick="document.getElementById('out').textContent = 'removed blue'">Remove</button></li>
+<li>Red scarf <button onclick="document.getElementById('out').textContent = 'removed red'">Remove</button></li>
+</ul>
+<label>Gift note <input id="note"></label>
+<label><input type="checkbox" id="wrap"> Wrap it</label>
+<p id="out"></p>
+<div style="height: 3000px"></div>
+<input id="search-foot" aria-label="Search the shop">
+</body></html>"""
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     root = tmp_path_factory.mktemp("ready")
     pages = {
         "todo.html": TODO, "late.html": LATE, "components.html": COMPONENTS, "framed.html": FRAMED,
-        "inner.html": INNER, "waits.html": WAITS, "drag.html": DRAG,
+        "inner.html": INNER, "waits.html": WAITS, "drag.html": DRAG, "rows.html": ROWS,
     }
     for name, body in pages.items():
         (root / name).write_text(body)
@@ -188,36 +206,9 @@ def site(tmp_path_factory):
     server.server_close()
 
 
-BROWSERS = ["chromium", pytest.param("firefox", marks=pytest.mark.skipif(not firefox_available(), reason="no Firefox"))]
-
-
-@pytest.fixture(scope="module", params=BROWSERS)
-async def session(request):
-    async with stdio_session(*host_args(None if request.param == "chromium" else request.param)) as client:
-        yield Session(client)
-
-
 @pytest.fixture(scope="module")
 def anyio_backend():
     return "asyncio"
-
-
-async def js(session, text):
-    value = await call(session, "javascript_tool", {"tabId": 1, "text": text})
-    return value["result"] if isinstance(value, dict) and "result" in value else value
-
-
-async def batch(session, actions, ok=True):
-    result = await session.call_tool("browser_batch", {"actions": actions})
-    data = result.structuredContent
-    if ok:
-        assert result.isError is False, json.dumps(data)[:3000]
-    return data
-
-
-def ref_in(tree, needle):
-    line = next(line for line in tree.splitlines() if needle in line)
-    return line.split("[", 1)[1].split("]", 1)[0]
 
 
 @pytest.mark.parametrize("defer", ["task", "frame"])
@@ -356,3 +347,64 @@ async def test_the_interactive_filter_is_capped(session, site):
     await call(session, "navigate", {"tabId": 1, "url": f"{site}/big.html"})
     tree = (await call(session, "read_page", {"tabId": 1, "filter": "interactive"}))["tree"]
     assert len(tree) < 45_000 and "more lines not shown" in tree, len(tree)
+
+
+def by(action, find, **more):
+    return {"name": "computer", "input": {"tabId": 1, "action": action, "find": find, **more}}
+
+
+async def test_one_batch_acts_by_description_on_content_revealed_later(session, site):
+    # Written before looking: the coupon field appears 0.8 s after load, the button
+    # is enabled at 0.7 s and covered by an overlay until 0.85 s.
+    data = await batch(session, [
+        {"name": "navigate", "input": {"tabId": 1, "url": f"{site}/late.html"}},
+        by("type", "Coupon code field", text="SPRING"),
+        by("left_click", "Start the job button"),
+        {"name": "form_input", "input": {"tabId": 1, "find": "Coupon code", "value": "SUMMER"}},
+    ])
+    typed, clicked, filled = (r["output"] for r in data["results"][1:])
+    assert typed["element"].startswith('textbox "Coupon code"') and typed["ref"].startswith("ref_"), typed
+    assert clicked["element"].startswith('button "Start the job"'), clicked
+    assert filled["ref"] == typed["ref"], (filled, typed)
+    assert await js(session, "document.getElementById('coupon').value") == "SUMMER"
+    assert await js(session, "document.getElementById('go').dataset.n") == "1"
+
+
+async def test_a_description_that_fits_several_elements_acts_on_none(session, site):
+    await call(session, "navigate", {"tabId": 1, "url": f"{site}/rows.html"})
+    failed = await call(session, "computer", {"tabId": 1, "action": "left_click", "find": "Remove button"}, ok=False)
+    error = failed.structuredContent["error"]
+    assert error["code"] == "invalid-input" and error["details"]["field"] == "find", error
+    assert error["message"].count('button "Remove"') == 2 and "nothing was done" in error["message"], error
+    assert await js(session, "document.getElementById('out').textContent") == ""
+    # Words that tell them apart: the row's text.
+    await call(session, "computer", {"tabId": 1, "action": "left_click", "find": "Red scarf remove button"})
+    assert await js(session, "document.getElementById('out').textContent") == "removed red"
+
+
+async def test_form_input_and_checkboxes_by_description(session, site):
+    await call(session, "navigate", {"tabId": 1, "url": f"{site}/rows.html"})
+    await batch(session, [
+        {"name": "form_input", "input": {"tabId": 1, "find": "Gift note field", "value": "Happy birthday"}},
+        {"name": "form_input", "input": {"tabId": 1, "find": "Wrap it checkbox", "value": True}},
+    ])
+    assert await js(session, "[document.getElementById('note').value, document.getElementById('wrap').checked]") == [
+        "Happy birthday", True]
+
+
+async def test_a_description_that_matches_nothing_waits_then_says_so(session, site):
+    await call(session, "navigate", {"tabId": 1, "url": f"{site}/rows.html"})
+    failed = await call(session, "computer", {"tabId": 1, "action": "left_click", "find": "Checkout button"}, ok=False)
+    error = failed.structuredContent["error"]
+    assert error["code"] == "not-found" and "matches every word" in error["message"], error
+    assert "waited" in error["message"] and error["input_fired"] is False, error
+    both = await call(session, "computer", {"tabId": 1, "action": "left_click", "find": "Remove", "ref": "ref_1"}, ok=False)
+    assert "not both" in both.structuredContent["error"]["message"], both.structuredContent
+
+
+async def test_of_equal_matches_the_one_on_screen_is_meant(session, site):
+    # The same search box at the head and the foot of the page: only the head's is in view.
+    await call(session, "navigate", {"tabId": 1, "url": f"{site}/rows.html"})
+    await call(session, "computer", {"tabId": 1, "action": "type", "find": "Search the shop field", "text": "scarf"})
+    assert await js(session, "[document.getElementById('search-top').value, document.getElementById('search-foot').value]") == [
+        "scarf", ""]

@@ -4,7 +4,6 @@ import asyncio
 import base64
 import time
 
-import anyio
 import pytest
 from mcp import types
 

@@ -24,7 +24,10 @@ import pytest
 
 from conftest import stdio_session
 from test_browser import call, firefox_available
-from web_apps import DOCS, JQUI, TODO, click, fetched, garden_server, httpbin_server, key, ref_on_line, static_site, typing
+from web_apps import (
+    DOCS, JQUI, TODO, click, fetched, fill, garden_server, httpbin_server, key, nav, press, ref_on_line, static_site,
+    type_into, typing,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
@@ -272,11 +275,6 @@ async def test_sortable_drag_to_reorder(site, session):
 # --- Infinite Scroll (npm infinite-scroll 5.0.0) ------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="issue 15: the feed's next page can arrive after the 1 s the plugin waits for work a scroll "
-    "started (seen once in a clean-clone CI run on 2 loaded cores); find then answers with the posts present",
-)
 async def test_infinite_scroll_loads_more(site, session):
     await call(session, "navigate", {"tabId": 1, "url": f"{site}/glue/feed.html"})
     await call(session, "computer", {"tabId": 1, "action": "scroll", "scroll_direction": "down", "scroll_amount": 10})
@@ -393,3 +391,50 @@ async def test_datasette_sql_editor(garden, session):
         expected = [[name, str(height)] for name, height in conn.execute(query)]
     assert shown == expected, shown
     assert await js(session, "new URLSearchParams(location.search).get('sql')") == query
+
+
+# --- The same apps, each flow as one browser_batch written before looking ----------
+# Elements are named by description (`find` on computer / form_input), resolved when
+# each entry runs; the end states are checked as above.
+
+
+@pytest.mark.parametrize("browser", BROWSERS)
+async def test_one_batch_todomvc(site, session):
+    await batch(session, [
+        nav(site + TODO), type_into("What needs to be done? input", "Feed the cat"), key("Return"),
+        typing("Water the plants"), key("Return"), press("Water the plants checkbox"),
+    ])
+    stored = await js(session, "JSON.parse(localStorage.getItem('todos-vanillajs')).todos.map(t => [t.title, t.completed])")
+    assert stored[-2:] == [["Feed the cat", False], ["Water the plants", True]], stored
+
+
+@pytest.mark.parametrize("browser", BROWSERS)
+async def test_one_batch_shoelace_form(site, session):
+    await batch(session, [
+        nav(f"{site}/glue/shoelace.html"), fill("Customer name field", "Ada Lovelace"), press("Size select"),
+        press("Large option"), fill("Gift wrap checkbox", True), press("Place order button"),
+    ])
+    submitted = await js(session, "document.getElementById('submitted').textContent")
+    assert json.loads(submitted) == {"customer": "Ada Lovelace", "size": "large", "gift": "yes"}, submitted
+
+
+async def test_one_batch_datepicker_and_autocomplete(site, session):
+    await batch(session, [
+        nav(f"{site}{JQUI}/datepicker/default.html"), press("Date input"), press("15"),
+    ])
+    today = datetime.date.today()
+    assert await js(session, "document.getElementById('datepicker').value") == f"{today:%m}/15/{today:%Y}"
+    await batch(session, [
+        nav(f"{site}{JQUI}/autocomplete/default.html"), type_into("Tags input", "Ja"), press("JavaScript option"),
+    ])
+    assert await js(session, "document.getElementById('tags').value") == "JavaScript"
+
+
+async def test_one_batch_httpbin_form(httpbin, session):
+    outputs = await batch(session, [
+        nav(f"{httpbin}/forms/post"), fill("Customer name", "Grace Hopper"), fill("Telephone", "555-0100"),
+        fill("Large", True), fill("Cheese", True), press("Submit order button"),
+        {"name": "get_page_text", "input": {"tabId": 1}},
+    ])
+    form = json.loads(outputs[-1]["text"])["form"]
+    assert form["custname"] == "Grace Hopper" and form["size"] == "large" and form["topping"] == "cheese", form

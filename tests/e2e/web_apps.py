@@ -113,3 +113,22 @@ def typing(text):
 
 def key(text):
     return {"name": "computer", "input": {"tabId": 1, "action": "key", "text": text}}
+
+
+# Entries that name their element by description (`find`), so a whole flow can be one
+# browser_batch written before looking at the page.
+
+def nav(url):
+    return {"name": "navigate", "input": {"tabId": 1, "url": url}}
+
+
+def press(find, action="left_click"):
+    return {"name": "computer", "input": {"tabId": 1, "action": action, "find": find}}
+
+
+def type_into(find, text):
+    return {"name": "computer", "input": {"tabId": 1, "action": "type", "find": find, "text": text}}
+
+
+def fill(find, value):
+    return {"name": "form_input", "input": {"tabId": 1, "find": find, "value": value}}

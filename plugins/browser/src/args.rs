@@ -7,6 +7,7 @@ pub(crate) use stephost_plugin::Args;
 use serde_json::Value;
 
 use crate::error::{Result, invalid};
+use crate::page::Target;
 
 /// Readers for the fields several browser verbs share.
 pub(crate) trait BrowserArgs {
@@ -14,6 +15,9 @@ pub(crate) trait BrowserArgs {
     fn tab(&self) -> Result<u32>;
     /// An optional `[x, y]` point, rounded to whole CSS pixels.
     fn point(&self, field: &str) -> Result<Option<(i64, i64)>>;
+    /// The element named by a ref (`ref_field`) or a description
+    /// (`find_field`), if either is given; both at once is a mistake.
+    fn target<'a>(&'a self, ref_field: &str, find_field: &str) -> Result<Option<Target<'a>>>;
 }
 
 impl BrowserArgs for Args {
@@ -34,6 +38,22 @@ impl BrowserArgs for Args {
                     format!("`tabId` must be a tab id (a whole number from 1), got {value}"),
                 )
             })
+    }
+
+    fn target<'a>(&'a self, ref_field: &str, find_field: &str) -> Result<Option<Target<'a>>> {
+        match (self.opt_str(ref_field)?, self.opt_str(find_field)?) {
+            (Some(_), Some(_)) => Err(invalid(
+                find_field,
+                format!("give `{ref_field}` or `{find_field}`, not both"),
+            )),
+            (Some(r), None) => Ok(Some(Target::Ref(r))),
+            (None, Some(q)) if q.trim().is_empty() => Err(invalid(
+                find_field,
+                format!("`{find_field}` describes the element (\"Save button\"); it is empty"),
+            )),
+            (None, Some(q)) => Ok(Some(Target::Find(q))),
+            (None, None) => Ok(None),
+        }
     }
 
     fn point(&self, field: &str) -> Result<Option<(i64, i64)>> {

@@ -29,6 +29,26 @@ pub(crate) struct Browser {
     pub(crate) opened_dialog: Option<String>,
     /// The download folder as the current acting verb found it.
     pub(crate) downloads: crate::downloads::Downloads,
+    /// Which tabs run the console and network hook from document start.
+    pub(crate) logs: crate::logs::Early,
+    /// The frame WebDriver is in, and which refs live in cross-origin frames.
+    pub(crate) frames: crate::frames::Frames,
+}
+
+/// Scripts at least this long are kept in the page (see [`Browser::script`]).
+const CACHED_SCRIPT_MIN: usize = 4096;
+/// The key of the stub's answer when the page does not hold the script yet.
+const NO_LIB: &str = "__stephostNoLib";
+
+/// A script's name in the page: FNV-1a of its text, so a plugin built with
+/// another page library never calls an older one a page still holds.
+fn script_key(script: &str) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in script.bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{hash:016x}")
 }
 
 impl Browser {
@@ -100,6 +120,7 @@ impl Browser {
         }
         self.tabs.clear();
         self.current = None;
+        self.frames.lost();
     }
 
     /// Reads the open windows, giving new ones ids and dropping closed ones.
@@ -183,7 +204,8 @@ impl Browser {
             )));
         };
         if self.current.as_ref() == Some(&handle) {
-            return Ok(());
+            // Back to the top-level document if a frame was left entered.
+            return crate::frames::sync(self, tab);
         }
         let doing = Doing {
             tab: Some(tab),
@@ -192,7 +214,8 @@ impl Browser {
         };
         self.cmd(&doing, "POST", "/window", Some(json!({ "handle": handle })))?;
         self.current = Some(handle);
-        Ok(())
+        self.frames.landed();
+        crate::frames::sync(self, tab)
     }
 
     /// Runs `script` (a function body; `arguments` holds `args`) in `tab`.
@@ -204,18 +227,7 @@ impl Browser {
         script: &str,
         args: Value,
     ) -> Result<Value> {
-        self.switch(tab)?;
-        let doing = Doing {
-            tab: Some(tab),
-            what,
-            acts,
-        };
-        self.cmd(
-            &doing,
-            "POST",
-            "/execute/sync",
-            Some(json!({ "script": script, "args": args })),
-        )
+        self.run_script(tab, what, acts, script, args, "/execute/sync")
     }
 
     /// Like [`Browser::script`] for a script that calls its last argument
@@ -228,17 +240,72 @@ impl Browser {
         script: &str,
         args: Value,
     ) -> Result<Value> {
+        self.run_script(tab, what, acts, script, args, "/execute/async")
+    }
+
+    /// Runs a script; a large one (the page library) is kept in the page as a
+    /// function and later calls send only a stub that calls it: the browser
+    /// then parses a few hundred bytes per call instead of the whole library.
+    /// A document that does not hold it yet (a new page) answers the stub
+    /// with a marker, and the script goes whole, installing itself.
+    fn run_script(
+        &mut self,
+        tab: u32,
+        what: &str,
+        acts: bool,
+        script: &str,
+        args: Value,
+        endpoint: &str,
+    ) -> Result<Value> {
         self.switch(tab)?;
         let doing = Doing {
             tab: Some(tab),
             what,
             acts,
         };
+        if script.len() < CACHED_SCRIPT_MIN {
+            return self.cmd(
+                &doing,
+                "POST",
+                endpoint,
+                Some(json!({ "script": script, "args": args })),
+            );
+        }
+        let key = script_key(script);
+        let stub = if endpoint == "/execute/async" {
+            format!(
+                "const f = (window.__stephostLib || {{}})['{key}']; \
+                 if (typeof f !== 'function') {{ arguments[arguments.length - 1]({{ {NO_LIB}: true }}); return; }} \
+                 f.apply(null, arguments);"
+            )
+        } else {
+            format!(
+                "const f = (window.__stephostLib || {{}})['{key}']; \
+                 if (typeof f !== 'function') return {{ {NO_LIB}: true }}; \
+                 return f.apply(null, arguments);"
+            )
+        };
+        let answer = self.cmd(
+            &doing,
+            "POST",
+            endpoint,
+            Some(json!({ "script": stub, "args": args })),
+        )?;
+        if answer.get(NO_LIB).is_none() {
+            return Ok(answer);
+        }
+        let install = format!(
+            "const f = function () {{\n{script}\n}}; \
+             if (!window.__stephostLib) Object.defineProperty(window, '__stephostLib', \
+               {{ value: {{}}, configurable: true, enumerable: false }}); \
+             window.__stephostLib['{key}'] = f; \
+             return f.apply(null, arguments);"
+        );
         self.cmd(
             &doing,
             "POST",
-            "/execute/async",
-            Some(json!({ "script": script, "args": args })),
+            endpoint,
+            Some(json!({ "script": install, "args": args })),
         )
     }
 
@@ -246,37 +313,56 @@ impl Browser {
     pub(crate) fn actions(&mut self, tab: u32, what: &str, actions: Value) -> Result<()> {
         self.opened_dialog = None;
         self.switch(tab)?;
+        // Firefox takes input for a cross-origin frame only from inside it.
+        let actions = crate::frames::input_context(self, tab, actions);
+        // A wheel scrolls over several frames; what it reveals (the next page of
+        // a feed) is asked for once the scrolling has run.
+        let scrolled = actions
+            .as_array()
+            .is_some_and(|sources| sources.iter().any(|s| s["type"] == "wheel"));
         let doing = Doing {
             tab: Some(tab),
             what,
             acts: true,
         };
-        self.cmd(
+        let sent = self.cmd(
             &doing,
             "POST",
             "/actions",
             Some(json!({ "actions": actions })),
-        )?;
-        self.quiet(tab);
-        self.settle(tab);
-        Ok(())
+        );
+        // The quiet wait ends with the navigation probe's answer, so an input
+        // that started no navigation costs one round trip after the actions.
+        if sent.is_ok() && self.quiet(tab, scrolled) != Some(true) {
+            self.settle(tab);
+        }
+        crate::frames::leave(self, tab);
+        sent.map(|_| ())
     }
 
     /// Lets the page handle the input it was just sent before the next command:
     /// work a handler deferred to a later task or frame (a framework's render,
     /// say) runs; short timeouts and requests the input started (a debounced
-    /// search, a menu that opens after 300 ms, the next page of a feed) finish,
-    /// for at most `WORK_MAX_MS`; and while the DOM keeps changing the plugin
-    /// waits for it to stop for `QUIET_MS`, for at most `QUIET_MAX_MS`. An idle
+    /// search, a menu that opens after 300 ms) finish, for at most
+    /// `WORK_MAX_MS`, and requests it started (the next page of a feed) for at
+    /// most `FETCH_MAX_MS`, since what they bring is usually what the agent
+    /// acts on next and a loaded machine can take over a second; and while the DOM keeps changing the plugin
+    /// waits for it to stop for `QUIET_MS`, for at most `QUIET_MAX_MS`. After
+    /// a wheel (`scrolled`) it first waits for the scrolling to stop (80 ms
+    /// without a scroll event, at most 1 s), so what the scroll asks for is
+    /// counted. An idle
     /// page costs one task turn (about a millisecond). Without this, `type "A"`,
     /// `key Return`, `type "B"` on a framework's list reaches the input before
     /// it was cleared and makes one item "AB". Errors end the wait quietly (a
     /// navigation replaced the document): `settle` and the next command see the
     /// page as it is. The page library's hook (`page.js`) counts the timeouts,
-    /// frame callbacks and requests.
-    fn quiet(&mut self, tab: u32) {
+    /// frame callbacks and requests. Answers whether the page is settled for
+    /// [`Browser::settle`] too (loaded, no navigation or download marked), so
+    /// an input that starts neither costs no second round trip; `None` when
+    /// the script could not tell.
+    fn quiet(&mut self, tab: u32, scrolled: bool) -> Option<bool> {
         const QUIET_JS: &str = "const done = arguments[arguments.length - 1]; \
-            const [quiet, maxBusy, maxWork] = arguments; const t0 = performance.now(), since = t0 - 250; \
+            const [quiet, maxBusy, maxWork, maxFetch, scrolled] = arguments; const t0 = performance.now(), since = t0 - 250; \
             const raw = window.wrappedJSObject || window; const n = raw.__stephostNet; let last = -1; \
             const mo = new MutationObserver(() => { last = performance.now(); }); \
             mo.observe(document, { subtree: true, childList: true, attributes: true, characterData: true }); \
@@ -284,6 +370,10 @@ impl Browser {
             const later = (ms) => new Promise((r) => setTimeout(r, ms)); \
             const frame = () => new Promise((r) => { const t = setTimeout(r, 50); requestAnimationFrame(() => { clearTimeout(t); r(); }); }); \
             (async () => { await task(); await later(0); let framed = false; \
+              if (scrolled) { let moved = performance.now(); const seen = () => { moved = performance.now(); }; \
+                document.addEventListener('scroll', seen, { capture: true, passive: true }); \
+                while (performance.now() - moved < 80 && performance.now() - t0 < 1000) await later(16); \
+                document.removeEventListener('scroll', seen, { capture: true }); } \
               for (;;) { const now = performance.now(); \
                 const due = n ? Number(n.due(since)) : 0; \
                 const fetching = n ? n.inflight > 0 && Number(n.recent(since)) > 0 : false; \
@@ -292,23 +382,34 @@ impl Browser {
                 if ((last >= 0 || drawing) && !framed) { framed = true; await frame(); continue; } \
                 const working = due > now || fetching; \
                 if (!working && !changing) break; \
-                if (now - t0 >= (working ? maxWork : maxBusy)) break; \
+                if (now - t0 >= (fetching ? maxFetch : working ? maxWork : maxBusy)) break; \
                 await later(due > now ? Math.max(1, Math.min(20, due - now + 1)) : 5); } \
-              mo.disconnect(); done(Math.round(performance.now() - t0)); })();";
+              mo.disconnect(); done((() => {\
+                const reg = window.__stephostRefs; \
+                const recent = (t) => t && performance.now() - t < 3000; \
+                if (reg && reg.doc === document && (recent(reg.navigating) || recent(reg.downloading))) return false; \
+                return document.readyState === 'complete' && \
+                  !(location.href === 'about:blank' && performance.now() < 1000 && \
+                    !(document.body && document.body.childElementCount)); })()); })();";
         let doing = Doing {
             tab: Some(tab),
             what: "letting the page settle",
             acts: false,
         };
-        let body = json!({ "script": QUIET_JS, "args": [QUIET_MS, QUIET_MAX_MS, WORK_MAX_MS] });
-        if let Err(f) = self.cmd(&doing, "POST", "/execute/async", Some(body))
-            && crate::error::has_code(&f, "dialog-open")
-        {
-            let text = self
-                .cmd(&doing, "GET", "/alert/text", None)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_owned));
-            self.opened_dialog = Some(text.unwrap_or_default());
+        let body = json!({ "script": QUIET_JS, "args": [QUIET_MS, QUIET_MAX_MS, WORK_MAX_MS, FETCH_MAX_MS, scrolled] });
+        match self.cmd(&doing, "POST", "/execute/async", Some(body)) {
+            Ok(Value::Bool(settled)) => Some(settled),
+            Ok(_) => None,
+            Err(f) => {
+                if crate::error::has_code(&f, "dialog-open") {
+                    let text = self
+                        .cmd(&doing, "GET", "/alert/text", None)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_owned));
+                    self.opened_dialog = Some(text.unwrap_or_default());
+                }
+                None
+            }
         }
     }
 
@@ -356,6 +457,8 @@ const QUIET_MS: u64 = 20;
 const QUIET_MAX_MS: u64 = 300;
 /// The longest wait for timeouts and requests the input started, in ms.
 const WORK_MAX_MS: u64 = 1_000;
+/// The longest wait for requests the input started, in ms.
+const FETCH_MAX_MS: u64 = 3_000;
 
 /// How often, and how many times, `settle` looks (about 5 s in all).
 const SETTLE_POLL_NS: u64 = 10_000_000;

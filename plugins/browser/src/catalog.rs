@@ -7,7 +7,7 @@ use stephost_plugin::{Failure, Handler, Output, Verb};
 
 use crate::browser::Browser;
 use crate::computer::{self, MAX_WAIT_S};
-use crate::{content, downloads, tabs, upload, wait};
+use crate::{content, downloads, logs, tabs, upload, wait};
 
 /// Every verb, in listing order. Why so terse: every description and schema
 /// is sent to the model in every conversation; each says what the verb does
@@ -40,10 +40,9 @@ pub(crate) fn verbs() -> Vec<Verb<Browser>> {
         verb(
             "navigate",
             |b, a| downloads::around(b, a, |b, a| value(tabs::navigate(b, a))),
-            "Load a URL in a tab and wait for it, or url \"back\", \"forward\", \"reload\". Returns \
-             title, url (final, after redirects) and status (HTTP status, e.g. 404; null when \
-             unknown). A host that cannot be reached fails with a plain reason. Earlier refs and \
-             coordinates are stale afterwards.",
+            "Load a URL (or \"back\", \"forward\", \"reload\") in a tab and wait for it. Returns \
+             title, final url and HTTP status (null when unknown); an unreachable host fails with a \
+             plain reason. Earlier refs and coordinates go stale.",
             true,
             object(
                 json!({
@@ -56,14 +55,18 @@ pub(crate) fn verbs() -> Vec<Verb<Browser>> {
         verb(
             "computer",
             |b, a| downloads::around(b, a, computer::run),
-            "Mouse, keyboard and screenshots on a tab. left_click, right_click, double_click, \
-             triple_click, hover: at coordinate, or at a ref (waits up to 5 s until it is visible, \
-             still, enabled and not covered, scrolled into view). left_click_drag: start_ref or \
-             start_coordinate to ref or coordinate. type: text into the focused element. key: text as space-separated combos (\"ctrl+a Delete\", \"Return\"). \
-             scroll: scroll_direction, scroll_amount ticks of 100 px at coordinate or the centre (a \
-             ref alone scrolls it into view). screenshot: PNG of the viewport. wait: duration \
-             seconds. After input the page is given time to settle (its handlers run, a navigation \
-             loads). A stale ref fails with world-moved and clicks nothing.",
+            "Mouse, keyboard and screenshots on a tab. Clicks (left_click, right_click, \
+             double_click, triple_click) and hover go to coordinate, ref, or find (a description, \
+             \"Place order button\", resolved when the action runs, so a batch can act on what \
+             earlier entries reveal; one that fits several elements equally fails, listing them). \
+             A ref or find waits up to 5 s until the element is visible, still, enabled and \
+             uncovered, and scrolls it into view. left_click_drag: start_ref/start_find/\
+             start_coordinate to ref/find/coordinate. type: text into the focused element, or \
+             into ref/find after clicking it. key: space-separated combos (\"ctrl+a Delete\"). \
+             scroll: scroll_direction, scroll_amount (100 px ticks) at coordinate or the centre; \
+             ref or find alone scrolls it into view. screenshot: the viewport, ref/find alone, or \
+             full_page (clipped at 16,384 px). wait: duration seconds. After input the page \
+             settles (handlers run, navigations load). A stale ref fails world-moved.",
             true,
             computer_schema(),
         ),
@@ -102,17 +105,19 @@ pub(crate) fn verbs() -> Vec<Verb<Browser>> {
         verb(
             "form_input",
             |b, a| value(content::form_input(b, a)),
-            "Set a form field by ref: text replaces a field's text; a select takes an option's \
-             value or text (an array for multiple); a checkbox or radio takes true/false. Fires \
-             input and change events.",
+            "Set a form field by ref, or by find (a description, \"Email field\", resolved when \
+             it runs, waiting up to 5 s for it): text replaces a field's text; a select takes an \
+             option's value or text (an array for multiple); a checkbox or radio takes \
+             true/false. Fires input and change events.",
             true,
             object(
                 json!({
                     "tabId": tab_id(),
                     "ref": {"type": "string", "minLength": 1},
+                    "find": {"type": "string", "minLength": 1},
                     "value": {"type": ["string", "number", "boolean", "array"], "items": {"type": "string"}}
                 }),
-                &["tabId", "ref", "value"],
+                &["tabId", "value"],
             ),
         ),
         verb(
@@ -140,15 +145,13 @@ pub(crate) fn verbs() -> Vec<Verb<Browser>> {
         verb(
             "wait_for_page",
             |b, a| value(wait::wait_for_page(b, a)),
-            "Wait until a tab shows what the next step needs (named wait_for in browser_batch). \
-             Shortcuts: text (visible text appears), text_gone, ref (the element is visible; with \
-             condition gone: until it goes), url (the URL contains it). Or condition appears / gone \
-             by text (an element's own text contains pattern, any case unless case_sensitive), \
-             regex, role (button, link, textbox, heading, ...), aria_label, selector (CSS), ref or \
-             description (as find reads it), optionally within scope (CSS); url_matches \
-             (substring, or regex: true); network_idle (loaded, and no request running or \
-             finishing for idle_ms). Polls every interval_ms, across navigations; fails with \
-             timeout after timeout_ms.",
+            "Wait until a tab shows what the next step needs (wait_for in browser_batch). \
+             Shortcuts: text (visible text appears), text_gone, ref (visible; condition gone: until \
+             it goes), url (URL contains it). Or condition appears / gone by text (own text \
+             contains pattern), regex, role, aria_label, selector (CSS), ref or description (as \
+             find reads it), within scope (CSS); url_matches (substring, or regex: true); \
+             network_idle (no request running or ending for idle_ms). Polls every interval_ms \
+             across navigations; timeout after timeout_ms.",
             false,
             object(
                 json!({
@@ -189,9 +192,9 @@ pub(crate) fn verbs() -> Vec<Verb<Browser>> {
         verb(
             "file_upload",
             |b, a| value(upload::run(b, a)),
-            "Put host files into a file input (<input type=file>) by ref, as if chosen in the file \
-             dialog. paths: absolute paths inside the folders the operator granted ([browser] \
-             upload_dirs); others fail with denied and nothing is sent. Returns the input's files.",
+            "Put host files into a file input by ref, as if chosen in its dialog. paths: absolute, \
+             inside the folders the operator granted ([browser] upload_dirs); others fail denied \
+             and nothing is sent.",
             true,
             object(
                 json!({
@@ -206,11 +209,46 @@ pub(crate) fn verbs() -> Vec<Verb<Browser>> {
             "downloads",
             |b, _| value(downloads::list_verb(b)),
             "List this browser's downloads. A click, key or navigate that starts one returns \
-             downloads: [{file, path, bytes}] once complete: file is the saved name, path the file \
-             on the host (other tools can read it), bytes its size; complete: false if still \
-             downloading. The folder is this session's own and goes with it.",
+             downloads: [{file, path, bytes}] once complete (path: the file on the host; \
+             complete: false while downloading). The folder is this session's own.",
             false,
             object(json!({}), &[]),
+        ),
+        verb(
+            "read_console_messages",
+            |b, a| value(logs::console(b, a)),
+            "A tab's console messages, oldest first: level, text, time (uncaught errors and \
+             rejections are errors, with source and stack). The current document's last 500 \
+             only; since says from when. limit (100) keeps the newest.",
+            false,
+            object(
+                json!({
+                    "tabId": tab_id(),
+                    "pattern": {"type": "string", "description": "Regex on the text."},
+                    "onlyErrors": {"type": "boolean"},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 500},
+                    "clear": {"type": "boolean", "description": "Empty it after reading."}
+                }),
+                &["tabId"],
+            ),
+        ),
+        verb(
+            "read_network_requests",
+            |b, a| value(logs::network(b, a)),
+            "A tab's requests since its page began loading, oldest first: method, url, status, \
+             type, duration_ms, size, failed, pending. The current document's only. limit (100) \
+             keeps the newest.",
+            false,
+            object(
+                json!({
+                    "tabId": tab_id(),
+                    "urlPattern": {"type": "string", "description": "URL substring."},
+                    "onlyErrors": {"type": "boolean", "description": "Status 400+ or failed."},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 500},
+                    "clear": {"type": "boolean", "description": "Empty it after reading."}
+                }),
+                &["tabId"],
+            ),
         ),
     ]
 }
@@ -249,13 +287,16 @@ fn tab_id() -> Value {
 }
 
 fn point(description: &str) -> Value {
-    json!({
+    let mut schema = json!({
         "type": "array",
         "items": {"type": "number", "minimum": 0},
         "minItems": 2,
         "maxItems": 2,
-        "description": description
-    })
+    });
+    if !description.is_empty() {
+        schema["description"] = json!(description);
+    }
+    schema
 }
 
 fn computer_schema() -> Value {
@@ -270,9 +311,12 @@ fn computer_schema() -> Value {
                 "enum": ["left_click", "right_click", "double_click", "triple_click", "hover", "left_click_drag", "type", "key", "scroll", "screenshot", "wait"]
             },
             "coordinate": point("[x, y] in viewport CSS pixels (= screenshot pixels)."),
-            "start_coordinate": point("Where left_click_drag starts."),
-            "ref": {"type": "string", "description": "Element ref from read_page or find, instead of coordinate (for left_click_drag: where to drop)."},
-            "start_ref": {"type": "string", "description": "Element ref where left_click_drag starts, instead of start_coordinate."},
+            "start_coordinate": point(""),
+            "ref": {"type": "string", "description": "From read_page or find."},
+            "full_page": {"type": "boolean", "default": false},
+            "start_ref": {"type": "string"},
+            "find": {"type": "string", "minLength": 1},
+            "start_find": {"type": "string", "minLength": 1},
             "text": {"type": "string"},
             "modifiers": {"type": "string", "description": "Keys held during a click or drag, e.g. \"shift+alt\"."},
             "scroll_direction": {"type": "string", "enum": ["up", "down", "left", "right"], "default": "down"},

@@ -1,15 +1,13 @@
 //! `computer`: mouse, keyboard, scrolling, screenshots and waits, sent as W3C
 //! input actions (trusted events, as a person's would be).
 
-use base64::Engine as _;
 use serde_json::{Value, json};
 
 use crate::args::{Args, BrowserArgs};
 use crate::browser::Browser;
-use crate::error::{Result, failed, invalid};
+use crate::error::{Result, invalid};
 use crate::keys;
-use crate::page;
-use crate::webdriver::Doing;
+use crate::page::{self, Located};
 use stephost_plugin::Output;
 
 /// Longest `wait`, in seconds.
@@ -22,7 +20,7 @@ pub(crate) fn run(browser: &mut Browser, args: &Args) -> Result<Output> {
     let tab = args.tab()?;
     let action = args.str("action")?;
     let value = match action {
-        "screenshot" => return screenshot(browser, tab),
+        "screenshot" => return crate::screenshot::run(browser, args, tab),
         "wait" => {
             let seconds = args
                 .opt_number("duration", f64::MIN..=f64::MAX)?
@@ -65,8 +63,13 @@ pub(crate) fn run(browser: &mut Browser, args: &Args) -> Result<Output> {
             done(action, tab, x, y, target)
         }
         "left_click_drag" => {
-            let (x0, y0) = drag_end(browser, args, tab, "start_ref", "start_coordinate")?;
-            let (x1, y1) = drag_end(browser, args, tab, "ref", "coordinate")?;
+            let (x0, y0) = drag_end(
+                browser,
+                args,
+                tab,
+                ["start_ref", "start_find", "start_coordinate"],
+            )?;
+            let (x1, y1) = drag_end(browser, args, tab, ["ref", "find", "coordinate"])?;
             let pointer = vec![
                 move_to(x0, y0),
                 json!({"type": "pointerDown", "button": 0}),
@@ -86,12 +89,38 @@ pub(crate) fn run(browser: &mut Browser, args: &Args) -> Result<Output> {
         }
         "type" => {
             let text = args.str("text")?;
+            // Into a named element: click it first, as a person puts the caret there.
+            let into = match args.target("ref", "find")? {
+                Some(named) => {
+                    let located = page::point(browser, tab, named, true)?;
+                    let (x, y) = (located.x, located.y);
+                    browser.actions(
+                        tab,
+                        &format!("clicking at ({x}, {y}) to type"),
+                        json!([mouse(vec![
+                            move_to(x, y),
+                            json!({"type": "pointerDown", "button": 0}),
+                            json!({"type": "pointerUp", "button": 0}),
+                        ])]),
+                    )?;
+                    Some(located)
+                }
+                None => None,
+            };
             browser.actions(
                 tab,
                 "typing",
                 json!([{"type": "key", "id": "keyboard", "actions": keys::text_actions(text)}]),
             )?;
-            json!({"action": "type", "tabId": tab, "typed_chars": text.chars().count()})
+            let mut value =
+                json!({"action": "type", "tabId": tab, "typed_chars": text.chars().count()});
+            if let Some(located) = into {
+                if let Some(reference) = located.reference {
+                    value["ref"] = json!(reference);
+                }
+                value["element"] = json!(located.element);
+            }
+            value
         }
         "key" => {
             let text = args.str("text")?;
@@ -123,52 +152,57 @@ pub(crate) fn run(browser: &mut Browser, args: &Args) -> Result<Output> {
     Ok(Output::new(value))
 }
 
-/// The point to act on: `coordinate`, or the centre of `ref` once it is
-/// actionable (`enabled`: a click also waits for the element to be enabled).
+/// The point to act on: `coordinate`, or the centre of the element `ref` or
+/// `find` names once it is actionable (`enabled`: a click also waits for the
+/// element to be enabled); with the element's ref and description.
 fn target(
     browser: &mut Browser,
     args: &Args,
     tab: u32,
     enabled: bool,
-) -> Result<(i64, i64, Option<String>)> {
-    if let Some(reference) = args.opt_str("ref")? {
-        let (x, y) = page::point(browser, tab, reference, enabled)?;
-        return Ok((x, y, Some(reference.to_owned())));
+) -> Result<(i64, i64, Option<Located>)> {
+    if let Some(named) = args.target("ref", "find")? {
+        let located = page::point(browser, tab, named, enabled)?;
+        return Ok((located.x, located.y, Some(located)));
     }
     match args.point("coordinate")? {
         Some((x, y)) => Ok((x, y, None)),
         None => Err(invalid(
             "coordinate",
-            "this action needs coordinate [x, y] (from a screenshot) or ref (from read_page or find)",
+            "this action needs coordinate [x, y] (from a screenshot), ref (from read_page or \
+             find) or find (a description, \"Save button\")",
         )),
     }
 }
 
-/// One end of a drag: the centre of the ref in `ref_field` (actionable), or the
-/// point in `point_field`.
+/// One end of a drag: the centre of the element in `ref_field` or
+/// `find_field` (actionable), or the point in `point_field`.
 fn drag_end(
     browser: &mut Browser,
     args: &Args,
     tab: u32,
-    ref_field: &str,
-    point_field: &str,
+    [ref_field, find_field, point_field]: [&str; 3],
 ) -> Result<(i64, i64)> {
-    if let Some(reference) = args.opt_str(ref_field)? {
-        return page::point(browser, tab, reference, false);
+    if let Some(named) = args.target(ref_field, find_field)? {
+        let located = page::point(browser, tab, named, false)?;
+        return Ok((located.x, located.y));
     }
     args.point(point_field)?.ok_or_else(|| {
         invalid(
             point_field,
-            "left_click_drag needs where to start (start_ref, or start_coordinate [x, y]) and \
-             where to drop (ref, or coordinate [x, y])",
+            "left_click_drag needs where to start (start_ref, start_find or start_coordinate \
+             [x, y]) and where to drop (ref, find or coordinate [x, y])",
         )
     })
 }
 
-fn done(action: &str, tab: u32, x: i64, y: i64, target: Option<String>) -> Value {
+fn done(action: &str, tab: u32, x: i64, y: i64, target: Option<Located>) -> Value {
     let mut value = json!({"action": action, "tabId": tab, "x": x, "y": y});
-    if let Some(reference) = target {
-        value["ref"] = json!(reference);
+    if let Some(located) = target {
+        if let Some(reference) = located.reference {
+            value["ref"] = json!(reference);
+        }
+        value["element"] = json!(located.element);
     }
     value
 }
@@ -217,12 +251,12 @@ fn scroll(browser: &mut Browser, args: &Args, tab: u32) -> Result<Output> {
     let amount = args
         .opt_int("scroll_amount", i64::MIN..=i64::MAX)?
         .unwrap_or(3);
-    if let Some(reference) = args.opt_str("ref")?
+    if let Some(named) = args.target("ref", "find")?
         && args.point("coordinate")?.is_none()
         && args.opt_str("scroll_direction")?.is_none()
     {
-        // A ref alone: bring that element into view.
-        let value = page::scroll_to(browser, tab, reference)?;
+        // An element alone: bring it into view.
+        let value = page::scroll_to(browser, tab, named)?;
         return Ok(Output::new(value));
     }
     let (dx, dy) = match direction {
@@ -260,39 +294,4 @@ fn scroll(browser: &mut Browser, args: &Args, tab: u32) -> Result<Output> {
     Ok(Output::new(
         json!({"action": "scroll", "tabId": tab, "x": x, "y": y, "direction": direction, "amount": amount}),
     ))
-}
-
-/// A PNG of the tab's viewport.
-pub(crate) fn screenshot(browser: &mut Browser, tab: u32) -> Result<Output> {
-    browser.switch(tab)?;
-    let doing = Doing {
-        tab: Some(tab),
-        what: "taking a screenshot",
-        acts: false,
-    };
-    let encoded = browser.cmd(&doing, "GET", "/screenshot", None)?;
-    let encoded = encoded
-        .as_str()
-        .ok_or_else(|| failed("the browser returned no screenshot", false))?;
-    let png = base64::engine::general_purpose::STANDARD
-        .decode(encoded)
-        .map_err(|e| failed(format!("the screenshot is not base64: {e}"), false))?;
-    let (width, height) =
-        png_size(&png).ok_or_else(|| failed("the screenshot is not a PNG", false))?;
-    Ok(
-        Output::new(
-            json!({"action": "screenshot", "tabId": tab, "width": width, "height": height}),
-        )
-        .with_image("image/png", png),
-    )
-}
-
-/// Width and height from a PNG's IHDR chunk.
-fn png_size(png: &[u8]) -> Option<(u32, u32)> {
-    if png.len() < 24 || &png[..8] != b"\x89PNG\r\n\x1a\n" || &png[12..16] != b"IHDR" {
-        return None;
-    }
-    let width = u32::from_be_bytes(png[16..20].try_into().ok()?);
-    let height = u32::from_be_bytes(png[20..24].try_into().ok()?);
-    Some((width, height))
 }

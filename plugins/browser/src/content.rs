@@ -32,7 +32,8 @@ pub(crate) fn read_page(browser: &mut Browser, args: &Args) -> Result<Value> {
         call["depth"] = json!(depth);
     }
     page::ready(browser, tab);
-    let result = page::call(browser, tab, "read_page", "reading the page", false, call)?;
+    // The page's tree with each cross-origin frame's tree under its line.
+    let result = crate::frames::read_page(browser, tab, call)?;
     Ok(json!({
         "tabId": tab,
         "url": result.get("url"),
@@ -54,14 +55,8 @@ pub(crate) fn find(browser: &mut Browser, args: &Args) -> Result<Value> {
     // moments for that: a find right after navigate must not answer "nothing".
     let mut age = page::ready(browser, tab);
     let result = loop {
-        let result = page::call(
-            browser,
-            tab,
-            "find",
-            "searching the page",
-            false,
-            json!({"query": query, "limit": limit}),
-        )?;
+        // The page and the cross-origin frames in it.
+        let result = crate::frames::find(browser, tab, query, limit)?;
         let empty = result.get("total").and_then(Value::as_u64) == Some(0);
         match age {
             Some(ms) if empty && ms < YOUNG_PAGE_MS => {
@@ -160,12 +155,18 @@ pub(crate) fn javascript(browser: &mut Browser, args: &Args) -> Result<Value> {
     Ok(json!({"tabId": tab, "result": result.get("ok").cloned().unwrap_or(Value::Null)}))
 }
 
-/// `form_input`: sets a text field, select or checkbox by ref.
+/// `form_input`: sets a text field, select or checkbox by ref or description.
 pub(crate) fn form_input(browser: &mut Browser, args: &Args) -> Result<Value> {
     let tab = args.tab()?;
-    let reference = args.str("ref")?;
+    let field = args.target("ref", "find")?.ok_or_else(|| {
+        invalid(
+            "ref",
+            "form_input needs the field: ref (from read_page or find) or find (a description, \
+             \"Email field\")",
+        )
+    })?;
     let value = args.value("value")?;
-    page::form_input(browser, tab, reference, value)
+    page::form_input(browser, tab, field, value)
 }
 
 /// `dialog` (alias `firefox_dialog`): accepts or dismisses an alert, confirm

@@ -9,8 +9,10 @@
 //! - `webdriver.rs` + `http.rs`: commands, and WebDriver errors as failures.
 //! - `page.js` + `page.rs`: the page library (the composed tree, refs, find, form
 //!   input, actionability, waits) and the settling after input.
-//! - `tabs.rs`, `computer.rs`, `content.rs`, `wait.rs`, `upload.rs`: the verbs;
-//!   `downloads.rs`: what a verb's input saved; `catalog.rs`: the verb table (names,
+//! - `tabs.rs`, `computer.rs`, `content.rs`, `wait.rs`, `upload.rs`: the verbs
+//!   (`screenshot.rs`: `computer`'s screenshots);
+//!   `downloads.rs`: what a verb's input saved; `logs.rs`: console messages and
+//!   requests; `catalog.rs`: the verb table (names,
 //!   schemas and handlers) the SDK derives `describe` and `invoke` from.
 
 mod args;
@@ -21,9 +23,12 @@ mod computer;
 mod content;
 mod downloads;
 mod error;
+mod frames;
 mod http;
 mod keys;
+mod logs;
 mod page;
+mod screenshot;
 mod tabs;
 mod upload;
 mod wait;

@@ -38,8 +38,14 @@ if (!reg || reg.doc !== document) {
   // Firefox runs this library in a sandbox whose changes to `window.fetch` the
   // page would never see. A page whose CSP forbids inline scripts keeps only
   // resource timing.
+  // The same hook keeps the page's console messages, uncaught errors and
+  // requests for read_console_messages and read_network_requests (logs.rs):
+  // bounded rings here, handed over as JSON text. On Chromium the plugin also
+  // registers the text between HOOK-START and HOOK-END to run at the start of
+  // every new document of a tab (logs.rs), so it must stay plain text: no
+  // backslash, backtick or dollar-brace in it.
   const hook = document.createElement('script');
-  try { hook.textContent = `(() => {
+  try { hook.textContent = /* HOOK-START */`(() => {
     if (window.__stephostNet) return;
     // inflight: requests running; last: when one last ended; started: when
     // recent ones began; timers: short timeouts still pending, id -> [set, due].
@@ -49,21 +55,157 @@ if (!reg || reg.doc !== document) {
     const ended = () => { net.inflight = Math.max(0, net.inflight - 1); net.last = performance.now(); };
     // What a caller can read across realms: plain numbers, no functions.
     net.recent = (since) => net.started.filter((t) => t >= since).length;
+    // The last RING console messages and fetch/XHR requests, each text at most
+    // TEXT characters. early: this ran before the document's own scripts (no
+    // currentScript: the browser ran it, not a script element), so nothing
+    // of the document was missed; since: when capture began (epoch ms).
+    const RING = 500, TEXT = 2000;
+    const clock = () => performance.timeOrigin + performance.now();
+    const rec = { console: [], requests: [], dropped: { console: 0, requests: 0 }, since: clock(), early: !document.currentScript, cleared: 0 };
+    const keep = (kind, item) => { const ring = rec[kind]; ring.push(item); if (ring.length > RING) { ring.shift(); rec.dropped[kind]++; } };
+    const clip = (s, n = TEXT) => (s.length > n ? s.slice(0, n - 1) + '…' : s);
+    const shown = (v) => {
+      try {
+        if (typeof v === 'string') return v;
+        if (v instanceof Error) {
+          const head = v.name + ': ' + v.message, stack = String(v.stack || '');
+          return stack.startsWith(head) ? stack : (stack ? head + ' ' + stack : head);
+        }
+        if (v === null || (typeof v !== 'object' && typeof v !== 'function')) return String(v);
+        if (typeof v === 'function') return 'function ' + (v.name || '(anonymous)');
+        if (v.nodeType === 1) return '<' + v.tagName.toLowerCase() + (v.id ? '#' + v.id : '') + '>';
+        let nodes = 0;
+        const s = JSON.stringify(v, (k, x) => (++nodes > 200 ? undefined : typeof x === 'bigint' ? String(x) : x));
+        return s === undefined ? String(v) : s;
+      } catch (e) {
+        try { return String(v); } catch (e2) { return '[object]'; }
+      }
+    };
+    // console.log's arguments as DevTools shows them: %s %d %i %f %o %O %c
+    // substituted, the rest joined by spaces.
+    const text = (args) => {
+      const parts = [];
+      let i = 0, len = 0;
+      if (typeof args[0] === 'string' && args.length > 1 && args[0].indexOf('%') >= 0) {
+        i = 1;
+        parts.push(args[0].replace(/%[sdifoOc%]/g, (m) => {
+          if (m === '%%') return '%';
+          if (i >= args.length) return m;
+          const x = args[i++];
+          if (m === '%c') return '';
+          if (m === '%d' || m === '%i') return String(parseInt(x, 10));
+          if (m === '%f') return String(parseFloat(x));
+          return shown(x);
+        }));
+        len = parts[0].length;
+      }
+      for (; i < args.length && len < TEXT; i++) { const s = shown(args[i]); parts.push(s); len += s.length + 1; }
+      return clip(parts.join(' '));
+    };
+    const note = (level, message, extra) => {
+      const item = { level, text: clip(message), time: clock(), url: clip(location.href, 500) };
+      if (extra) Object.assign(item, extra);
+      keep('console', item);
+    };
+    const pageConsole = window.console;
+    if (pageConsole) {
+      for (const level of ['log', 'info', 'warn', 'error', 'debug']) {
+        const write = pageConsole[level];
+        if (typeof write !== 'function') continue;
+        pageConsole[level] = function (...args) {
+          try { note(level, text(args)); } catch (e) { /* the page's logging never breaks */ }
+          return write.apply(this, args);
+        };
+      }
+      const assert = pageConsole.assert;
+      if (typeof assert === 'function') {
+        pageConsole.assert = function (ok, ...args) {
+          try { if (!ok) note('error', 'Assertion failed' + (args.length ? ': ' + text(args) : '')); } catch (e) { /* as above */ }
+          return assert.call(this, ok, ...args);
+        };
+      }
+    }
+    const stackOf = (err) => (err && typeof err.stack === 'string' && err.stack ? clip(err.stack, 1000) : null);
+    window.addEventListener('error', (e) => {
+      try {
+        if (typeof ErrorEvent === 'function' && !(e instanceof ErrorEvent)) return;
+        const m = String(e.message || 'Script error.');
+        const extra = { kind: 'exception' };
+        if (e.filename) extra.source = clip(e.filename + ':' + e.lineno + ':' + e.colno, 500);
+        const stack = stackOf(e.error);
+        if (stack) extra.stack = stack;
+        note('error', m.startsWith('Uncaught') ? m : 'Uncaught ' + m, extra);
+      } catch (x) { /* as above */ }
+    });
+    window.addEventListener('unhandledrejection', (e) => {
+      try {
+        const r = e.reason;
+        const extra = { kind: 'rejection' };
+        const stack = r instanceof Error ? stackOf(r) : null;
+        if (stack) extra.stack = stack;
+        note('error', 'Uncaught (in promise) ' + (r instanceof Error ? r.name + ': ' + r.message : shown(r)), extra);
+      } catch (x) { /* as above */ }
+    });
+    // Requests: fetch and XHR with method, status or failure; resource timing
+    // (read by the page library) adds the rest, so keep more of it than the
+    // default 250 entries.
+    const absolute = (u) => { try { return new URL(String(u), document.baseURI).href; } catch (e) { return String(u); } };
+    const request = (method, url, type) => {
+      const item = { method: String(method || 'GET').toUpperCase(), url: clip(String(url), 1000), type, start: performance.now() };
+      keep('requests', item);
+      return item;
+    };
+    const finish = (item, status, failed) => {
+      if (!item) return;
+      item.end = performance.now();
+      if (status) item.status = status;
+      if (failed) item.failed = clip(String(failed), 300);
+    };
+    try { performance.setResourceTimingBufferSize(1000); } catch (e) { /* keeps the default */ }
+    // For the page library: the ring as JSON text (strings cross realms
+    // whole), emptied when asked.
+    net.take = (kind, clear) => {
+      const out = JSON.stringify({ items: rec[kind], dropped: rec.dropped[kind], since: rec.since, early: rec.early, cleared: rec.cleared });
+      if (clear) { rec[kind] = []; rec.dropped[kind] = 0; if (kind === 'requests') rec.cleared = performance.now(); }
+      return out;
+    };
     const pageFetch = window.fetch;
     if (typeof pageFetch === 'function') {
       window.fetch = function (...args) {
         began();
+        let item = null;
+        try {
+          const input = args[0], init = args[1];
+          const req = typeof Request === 'function' && input instanceof Request;
+          item = request((init && init.method) || (req ? input.method : 'GET'), req ? input.url : absolute(input), 'fetch');
+        } catch (e) { /* recording never breaks the request */ }
         let p;
-        try { p = pageFetch.apply(this, args); } catch (e) { ended(); throw e; }
-        Promise.resolve(p).then(ended, ended);
+        try { p = pageFetch.apply(this, args); } catch (e) { ended(); finish(item, 0, (e && e.message) || e); throw e; }
+        Promise.resolve(p).then(
+          (res) => { ended(); finish(item, res && res.status, res && res.type === 'error' ? 'network error' : null); },
+          (e) => { ended(); finish(item, 0, (e && e.message) || e || 'failed'); },
+        );
         return p;
       };
     }
+    const opened = new WeakMap();
+    const open = XMLHttpRequest.prototype.open;
+    XMLHttpRequest.prototype.open = function (method, url, ...rest) {
+      try { opened.set(this, [method, absolute(url)]); } catch (e) { /* as above */ }
+      return open.call(this, method, url, ...rest);
+    };
     const send = XMLHttpRequest.prototype.send;
     XMLHttpRequest.prototype.send = function (...args) {
       began();
-      this.addEventListener('loadend', ended, { once: true });
-      try { return send.apply(this, args); } catch (e) { ended(); throw e; }
+      const o = opened.get(this);
+      const item = o ? request(o[0], o[1], 'xhr') : null;
+      let how = null;
+      this.addEventListener('error', () => { how = 'network error'; }, { once: true });
+      this.addEventListener('abort', () => { how = 'aborted'; }, { once: true });
+      this.addEventListener('timeout', () => { how = 'timed out'; }, { once: true });
+      const xhr = this;
+      this.addEventListener('loadend', () => { ended(); finish(item, xhr.status, xhr.status ? null : how || 'failed'); }, { once: true });
+      try { return send.apply(this, args); } catch (e) { ended(); finish(item, 0, (e && e.message) || e); throw e; }
     };
     // Short timeouts (a debounced search, a menu that opens after a delay) are
     // work an input started; the plugin waits for those set just before it looks.
@@ -116,7 +258,7 @@ if (!reg || reg.doc !== document) {
     net.pendingFrames = (since) => { let k = 0; for (const at of net.frames.values()) if (at >= since) k++; return k; };
     // The latest due time of the short timeouts set since 'since' (0: none).
     net.due = (since) => { let d = 0; for (const [set, due] of net.timers.values()) if (set >= since && due > d) d = due; return d; };
-  })();`; } catch (e) { /* Trusted Types: see below */ }
+  })();`/* HOOK-END */; } catch (e) { /* Trusted Types: see below */ }
   try {
     (document.head || document.documentElement).appendChild(hook);
     hook.remove();
@@ -453,6 +595,116 @@ function shown(el) {
   return true;
 }
 
+// Cross-origin frames (frames.rs): this library cannot reach into them, so the
+// plugin switches WebDriver into such a frame and runs the library there. A frame
+// is named by its hops: the window.frames indexes that lead from this document to
+// it through any same-origin frames in between, one "switch to frame" each.
+function isFrame(el) {
+  return el.tagName === 'IFRAME' || el.tagName === 'FRAME';
+}
+
+function hopsTo(f) {
+  const hops = [];
+  for (let el = f; el; el = hostFrame(el)) {
+    const win = el.ownerDocument.defaultView;
+    if (!win) return null;
+    let i = 0;
+    while (i < win.length && win[i] !== el.contentWindow) i++;
+    if (i >= win.length) return null;
+    hops.unshift(i);
+  }
+  return hops;
+}
+
+// The frame element `hops` lead to from this document, or null.
+function frameByHops(hops) {
+  let win = window, el = null;
+  for (const i of hops) {
+    const child = win[i];
+    if (!child) return null;
+    el = Array.from(win.document.querySelectorAll('iframe, frame')).find((f) => f.contentWindow === child) || null;
+    if (!el) return null;
+    win = child;
+  }
+  return el;
+}
+
+// Where a frame's viewport starts in this document's viewport.
+function frameOrigin(f) {
+  const o = contentOrigin(f), off = frameOffset(f);
+  return { x: o.x + off.x, y: o.y + off.y };
+}
+
+// The cross-origin frames the plugin can enter from here (visible ones, in
+// document order, same-origin frames searched too): hops, the frame's ref and
+// where its viewport starts, for find to search them.
+function crossFrames() {
+  const out = [];
+  const visit = (doc) => {
+    for (const f of doc.querySelectorAll('iframe, frame')) {
+      if (out.length >= 50) return;
+      const inner = frameDoc(f);
+      if (inner) { visit(inner); continue; }
+      const hops = shown(f) ? hopsTo(f) : null;
+      if (hops) out.push(Object.assign({ hops, ref: refOf(f) }, frameOrigin(f)));
+    }
+  };
+  visit(document);
+  return out;
+}
+
+// Where the point (a.x, a.y) of the viewport of the frame `a.hops` leads to lands
+// in this document's viewport, with the frame scrolled into view if the point
+// was outside it, and whether a press there reaches the frame.
+function framePoint() {
+  const f = frameByHops(a.hops || []);
+  if (!f || !f.isConnected) return { status: 'detached' };
+  if (!shown(f)) return { status: 'hidden' };
+  const at = () => { const o = frameOrigin(f); return { x: o.x + a.x, y: o.y + a.y }; };
+  const inView = (p) => p.x >= 0 && p.y >= 0 && p.x < window.innerWidth && p.y < window.innerHeight;
+  let p = at();
+  if (!inView(p)) {
+    f.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+    p = at();
+  }
+  if (!inView(p)) return { status: 'offscreen' };
+  const x = Math.floor(p.x), y = Math.floor(p.y);
+  const hit = deepHit(x, y);
+  if (hit !== f) return { status: 'covered', x, y, by: hit ? describe(hit, role(hit)) : null };
+  return { status: 'ok', x, y };
+}
+
+// Scrolls the frame `a.hops` leads to into view if it is not fully in view.
+function frameReveal() {
+  const f = frameByHops(a.hops || []);
+  if (!f || !f.isConnected) return { status: 'detached' };
+  const b = f.getBoundingClientRect(), off = frameOffset(f);
+  if (b.left + off.x < 0 || b.top + off.y < 0 || b.right + off.x > window.innerWidth || b.bottom + off.y > window.innerHeight) {
+    f.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+  }
+  return { status: 'ok' };
+}
+
+// For input on Firefox, which delivers it only to the document WebDriver is
+// switched to: the cross-origin frame under the point (a.x, a.y), or without a
+// point the one that holds the focus; its hops and where its viewport starts.
+function inputFrame() {
+  let f = null;
+  if (typeof a.x === 'number') {
+    f = deepHit(a.x, a.y);
+  } else {
+    f = document.activeElement;
+    for (;;) {
+      if (f && f.shadowRoot && f.shadowRoot.activeElement) f = f.shadowRoot.activeElement;
+      else if (f && frameDoc(f) && frameDoc(f).activeElement) f = frameDoc(f).activeElement;
+      else break;
+    }
+  }
+  if (!f || !isFrame(f) || frameDoc(f)) return { status: 'ok' };
+  const hops = hopsTo(f);
+  return hops ? Object.assign({ status: 'ok', hops }, frameOrigin(f)) : { status: 'ok' };
+}
+
 // What is really under (x, y) of the top viewport: elementFromPoint stops at a
 // shadow host and at a frame, so ask each open shadow root and same-origin frame
 // document in turn.
@@ -556,8 +808,13 @@ function readPage() {
   const maxChars = a.max_chars || 40000;
   let chars = 0;
   const emit = (text) => {
-    if (lines.length < maxLines && chars + text.length < maxChars) { lines.push(text); chars += text.length + 1; } else dropped++;
+    if (lines.length < maxLines && chars + text.length < maxChars) { lines.push(text); chars += text.length + 1; return true; }
+    dropped++;
+    return false;
   };
+  // Cross-origin frames met on the way, for the plugin to read and splice in
+  // (frames.rs): `at` is where their lines go, `line` the frame's own line.
+  const outer = [];
   // Past the cap only a count is kept; stop walking once it is clearly large.
   const full = () => dropped > 5000;
   const walk = (el, depth) => {
@@ -565,13 +822,13 @@ function readPage() {
     if (!visible(el) && !isContents(el)) return;
     const r = role(el);
     const isInteractive = interactive(el, r);
-    let emitted = false;
+    let emitted = false, ownLine = null;
     const wraps = wrapsControl(el);
     if (!wraps && (filter === 'interactive' ? isInteractive : (r || isInteractive))) {
       const d = describe(el, r);
       const doc = frameDoc(el);
-      if (r === 'iframe' && !doc) d.note = 'another origin: its content is not read';
-      emit(line(d, filter === 'interactive' ? 0 : depth));
+      if (r === 'iframe' && !doc && !hopsTo(el)) d.note = 'another origin: its content is not read';
+      if (emit(line(d, filter === 'interactive' ? 0 : depth))) ownLine = lines.length - 1;
       emitted = true;
     }
     if (emitted && (NAME_FROM_CONTENT.has(r) || el.tagName === 'SELECT')) return;
@@ -581,7 +838,11 @@ function readPage() {
       if (doc.body) walk(doc.body, next);
       return;
     }
-    if (r === 'iframe') return;
+    if (isFrame(el)) {
+      const hops = dropped ? null : hopsTo(el);
+      if (hops) outer.push({ hops, ref: refOf(el), at: lines.length, line: ownLine, depth: filter === 'interactive' ? 0 : next });
+      return;
+    }
     if (filter === 'all') {
       for (const node of kids(el)) {
         if (node.nodeType === Node.TEXT_NODE) {
@@ -603,7 +864,7 @@ function readPage() {
   }
   return {
     status: 'ok', url: location.href, title: document.title, tree,
-    viewport: { width: window.innerWidth, height: window.innerHeight },
+    viewport: { width: window.innerWidth, height: window.innerHeight }, frames: outer, dropped,
   };
 }
 
@@ -662,7 +923,7 @@ function find(asked = a.query, limit = a.limit || 20) {
     const text = isInteractive || NAME_FROM_CONTENT.has(r) ? textOf(el).slice(0, 300) : ownText(el);
     if (!isInteractive && !r && !text) continue;
     const name = accName(el, r);
-    const around = isInteractive && !name ? context(el) : '';
+    let around = isInteractive && !name ? context(el) : '';
     const hay = [name, text, el.getAttribute('placeholder'), el.getAttribute('aria-label'), el.title, el.id,
       el.getAttribute('name'), el.getAttribute('type'), el.tagName === 'INPUT' ? el.value : '',
       isInteractive ? textOfIds(el, 'aria-describedby') : '', around]
@@ -694,6 +955,15 @@ function find(asked = a.query, limit = a.limit || 20) {
         if (lname.includes(t)) score += 0.5;
       }
     }
+    // A named control whose name leaves words unmet is told apart by its row or
+    // section: "Red scarf remove button" among two "Remove" buttons.
+    if (isInteractive && name && matched && matched < content.length) {
+      const ctx = context(el);
+      const lctx = ctx.toLowerCase();
+      for (const t of content) {
+        if (!hay.includes(t) && lctx.includes(t)) { matched++; score += 1; around = ctx; }
+      }
+    }
     if (!content.length && !roleHit) continue;
     if (!matched) continue;
     if (lname && lname.includes(query)) score += 3;
@@ -715,6 +985,23 @@ function find(asked = a.query, limit = a.limit || 20) {
   const complete = scored.filter((s) => s.complete);
   const pool = complete.length ? complete : scored.filter((s) => s.textHits > 0 || !content.length);
   pool.sort((x, y) => y.score - x.score);
+  // Elements that fit equally well: a description names none of them for an
+  // action, unless exactly one is on screen (the search box of a bar a page
+  // repeats at its foot), which is the one a person looking at it means.
+  const top = pool.length ? pool.filter((s) => s.score === pool[0].score).slice(0, 50) : [];
+  let tied = top.length;
+  if (tied > 1) {
+    const vw = window.innerWidth, vh = window.innerHeight;
+    const onScreen = top.filter((s) => {
+      const b = s.el.getBoundingClientRect(), off = frameOffset(s.el);
+      return b.right + off.x > 0 && b.bottom + off.y > 0 && b.left + off.x < vw && b.top + off.y < vh;
+    });
+    if (onScreen.length === 1) {
+      pool.splice(pool.indexOf(onScreen[0]), 1);
+      pool.unshift(onScreen[0]);
+      tied = 1;
+    }
+  }
   const matches = pool.slice(0, limit).map((s) => {
     const d = describe(s.el, s.r);
     // An element without a name (a suggestion in a list of divs, say) is named by
@@ -728,7 +1015,19 @@ function find(asked = a.query, limit = a.limit || 20) {
     if (hostFrame(s.el)) d.frame = describe(hostFrame(s.el), 'iframe').ref;
     return d;
   });
-  return { status: 'ok', matches, total: pool.length, partial: !complete.length && pool.length > 0 };
+  return { status: 'ok', matches, total: pool.length, partial: !complete.length && pool.length > 0, tied,
+    scores: pool.slice(0, limit).map((s) => s.score) };
+}
+
+// The element an action names: `a.ref`, or the best match for the description
+// `a.find` when every word of it matched and no other element matched as well
+// (an action on one of several equal candidates would be a guess).
+function target() {
+  if (typeof a.find !== 'string') return lookup(a.ref);
+  const res = find(a.find, 5);
+  if (!res.matches.length || res.partial) return { status: 'no-match', near: res.matches.slice(0, 3) };
+  if (res.tied > 1) return { status: 'ambiguous', matches: res.matches.slice(0, Math.min(5, res.tied)) };
+  return lookup(res.matches[0].ref);
 }
 
 function disabled(el) {
@@ -759,8 +1058,8 @@ const frame = () => new Promise((r) => {
 // visible, enabled (when `a.enabled`), still (not being moved by an animation) and
 // the point at its centre reaches it. Any other answer says what to wait for.
 async function point() {
-  const found = lookup(a.ref);
-  if (found.status !== 'ok') return { status: found.status };
+  const found = target();
+  if (found.status !== 'ok') return found;
   const el = found.el;
   const what = describe(el, role(el));
   if (!shown(el)) return { status: 'hidden', what };
@@ -814,8 +1113,8 @@ function fire(el, type) {
 }
 
 function formInput() {
-  const found = lookup(a.ref);
-  if (found.status !== 'ok') return { status: found.status };
+  const found = target();
+  if (found.status !== 'ok') return found;
   const el = found.el;
   const r = role(el);
   if (el.disabled) return { status: 'disabled', what: describe(el, r) };
@@ -867,8 +1166,8 @@ function formInput() {
 }
 
 function scrollTo() {
-  const found = lookup(a.ref);
-  if (found.status !== 'ok') return { status: found.status };
+  const found = target();
+  if (found.status !== 'ok') return found;
   found.el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
   return { status: 'ok', what: describe(found.el, role(found.el)) };
 }
@@ -985,6 +1284,87 @@ function probe() {
   return out;
 }
 
+// read_console_messages and read_network_requests: what the page-realm hook
+// recorded (`a.kind` console or requests), filtered, the last `a.limit` of
+// the matches; `clear` empties the ring. The plugin bounds the reply and says
+// from when capture ran (logs.rs).
+function logs() {
+  const n = (window.wrappedJSObject || window).__stephostNet;
+  let re = null;
+  if (a.pattern) {
+    try { re = new RegExp(a.pattern, 'i'); } catch (e) { return { status: 'ok', bad: 'pattern', message: String(e.message || e) }; }
+  }
+  const hooked = !!(n && typeof n.take === 'function');
+  const rec = hooked ? JSON.parse(String(n.take(a.kind, !!a.clear))) : { items: [], dropped: 0, since: null, early: false, cleared: 0 };
+  const origin = performance.timeOrigin;
+  let items;
+  if (a.kind === 'console') {
+    items = rec.items.filter((m) => (!a.only_errors || m.level === 'error') &&
+      (!re || re.test(m.text) || (m.source && re.test(m.source))));
+  } else {
+    items = requests(rec).filter((r) => (!a.only_errors || r.failed || r.status >= 400) &&
+      (!a.url_pattern || r.url.includes(a.url_pattern)));
+  }
+  return {
+    status: 'ok', url: location.href, hooked, early: !!rec.early, since: rec.since, origin,
+    now: origin + performance.now(), dropped: rec.dropped || 0, matched: items.length,
+    items: items.slice(-(a.limit || 100)),
+  };
+}
+
+const INITIATOR = { xmlhttprequest: 'xhr', link: 'stylesheet', navigation: 'document' };
+
+// The document's requests: resource timing (everything since the navigation
+// started, finished ones) joined with the hook's fetch/XHR records (method,
+// status, failures, and those still running), oldest first; `time` in epoch ms.
+function requests(rec) {
+  const origin = performance.timeOrigin, cleared = rec.cleared || 0;
+  const own = rec.items, used = new Set(), out = [];
+  const nav = performance.getEntriesByType('navigation')[0];
+  if (nav && !cleared) {
+    const d = { url: String(nav.name).slice(0, 1000), type: 'document', start: 0, duration_ms: Math.round(nav.duration || 0) };
+    if (nav.responseStatus > 0) d.status = nav.responseStatus;
+    if (nav.transferSize || nav.encodedBodySize) d.size = nav.transferSize || nav.encodedBodySize;
+    out.push(d);
+  }
+  for (const e of performance.getEntriesByType('resource')) {
+    if (e.startTime < cleared) continue;
+    const r = { url: String(e.name).slice(0, 1000), type: INITIATOR[e.initiatorType] || e.initiatorType || 'other', start: e.startTime, duration_ms: Math.round(e.duration) };
+    if (e.responseStatus > 0) r.status = e.responseStatus;
+    if (e.transferSize || e.encodedBodySize) r.size = e.transferSize || e.encodedBodySize;
+    if (e.initiatorType === 'fetch' || e.initiatorType === 'xmlhttprequest') {
+      // The hook's record of it: the same URL, started closest (within 500 ms).
+      let best = -1, gap = 500;
+      own.forEach((h, i) => {
+        const g = Math.abs(h.start - e.startTime);
+        if (!used.has(i) && h.url === r.url && g < gap) { best = i; gap = g; }
+      });
+      if (best >= 0) {
+        used.add(best);
+        const h = own[best];
+        r.method = h.method;
+        r.type = h.type;
+        if (h.status) r.status = h.status;
+        if (h.failed) r.failed = h.failed;
+      }
+    } else {
+      r.method = 'GET';
+    }
+    out.push(r);
+  }
+  own.forEach((h, i) => {
+    if (used.has(i)) return;
+    const r = { method: h.method, url: h.url, type: h.type, start: h.start };
+    if (h.end === undefined) r.pending = true; else r.duration_ms = Math.round(h.end - h.start);
+    if (h.status) r.status = h.status;
+    if (h.failed) r.failed = h.failed;
+    out.push(r);
+  });
+  out.sort((x, y) => x.start - y.start);
+  for (const r of out) { r.time = origin + r.start; delete r.start; }
+  return out;
+}
+
 const ASYNC = { ready, point };
 if (ASYNC[op]) {
   const done = arguments[arguments.length - 1];
@@ -1006,16 +1386,57 @@ function element() {
   };
 }
 
+// What a screenshot covers (screenshot.rs): the page's scrollable size, the
+// viewport, the scroll and the device pixel ratio; with `a.ref` / `a.find`, also
+// the element's box in top-document CSS pixels (its frames' offsets and the
+// scroll added), after scrolling it into view when it was not fully in view,
+// and the element itself when it is in the top document (for the driver's
+// element screenshot; an element of a frame cannot cross into it).
+function shot() {
+  const root = document.documentElement, body = document.body;
+  const out = {
+    status: 'ok', dpr: window.devicePixelRatio || 1, view: [window.innerWidth, window.innerHeight],
+    size: [Math.max(root.scrollWidth, body ? body.scrollWidth : 0), Math.max(root.scrollHeight, body ? body.scrollHeight : 0)],
+  };
+  if (a.ref === undefined && a.find === undefined) {
+    out.scroll = [window.scrollX, window.scrollY];
+    return out;
+  }
+  const found = target();
+  if (found.status !== 'ok') return found;
+  const el = found.el;
+  out.what = describe(el, role(el));
+  if (!shown(el)) return { status: 'hidden', what: out.what };
+  const inView = () => {
+    const r = el.getBoundingClientRect(), o = frameOffset(el);
+    return r.top + o.y >= 0 && r.left + o.x >= 0 && r.bottom + o.y <= window.innerHeight && r.right + o.x <= window.innerWidth;
+  };
+  if (!inView()) el.scrollIntoView({ block: 'nearest', inline: 'nearest', behavior: 'instant' });
+  const r = el.getBoundingClientRect(), o = frameOffset(el);
+  if (r.width < 1 || r.height < 1) return { status: 'hidden', what: out.what };
+  out.scroll = [window.scrollX, window.scrollY];
+  out.box = [r.left + o.x + window.scrollX, r.top + o.y + window.scrollY, r.width, r.height];
+  const f = hostFrame(el);
+  if (f) out.frame = describe(f, 'iframe').ref;
+  else out.el = el;
+  return out;
+}
+
 let result;
 switch (op) {
   case 'read_page': result = readPage(); break;
-  case 'find': result = find(); break;
+  case 'find': result = find(); if (a.frames) result.frames = crossFrames(); break;
+  case 'frame_point': result = framePoint(); break;
+  case 'frame_reveal': result = frameReveal(); break;
+  case 'input_frame': result = inputFrame(); break;
   case 'probe': result = probe(); break;
   case 'form_input': result = formInput(); break;
   case 'scroll_to': result = scrollTo(); break;
   case 'text': result = pageText(); break;
   case 'info': result = info(); break;
   case 'element': result = element(); break;
+  case 'shot': result = shot(); break;
+  case 'logs': result = logs(); break;
   default: result = { status: 'bad-op' };
 }
 result.next = reg.next;

@@ -34,9 +34,36 @@ fn run(
     op: &str,
     what: &str,
     acts: bool,
-    mut args: Value,
+    args: Value,
     asynchronous: bool,
 ) -> Result<Value> {
+    let op = crate::frames::Op {
+        name: op,
+        what,
+        acts,
+        asynchronous,
+    };
+    // A ref read in a cross-origin frame is answered in that frame (frames.rs).
+    match crate::frames::route_for(browser, tab, &args) {
+        Some(path) => crate::frames::run(browser, tab, &path, op, args),
+        None => run_here(browser, tab, op, args),
+    }
+}
+
+/// Runs `op` in the document WebDriver addresses for `tab`: the top-level
+/// one, or the frame `frames.rs` switched to.
+pub(crate) fn run_here(
+    browser: &mut Browser,
+    tab: u32,
+    op: crate::frames::Op<'_>,
+    mut args: Value,
+) -> Result<Value> {
+    let crate::frames::Op {
+        name: op,
+        what,
+        acts,
+        asynchronous,
+    } = op;
     if let Some(map) = args.as_object_mut() {
         map.insert("start".into(), json!(browser.next_ref));
     }
@@ -112,50 +139,127 @@ pub(crate) fn what(result: &Value) -> String {
     }
 }
 
+/// The element an action names: a ref an agent read, or a description the
+/// page library resolves at the moment of acting (as `find` would, best match).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Target<'a> {
+    Ref(&'a str),
+    Find(&'a str),
+}
+
+impl Target<'_> {
+    /// The page library's arguments naming this element.
+    fn args(self) -> Value {
+        match self {
+            Target::Ref(r) => json!({ "ref": r }),
+            Target::Find(q) => json!({ "find": q }),
+        }
+    }
+
+    /// The input field that named the element.
+    fn field(self) -> &'static str {
+        match self {
+            Target::Ref(_) => "ref",
+            Target::Find(_) => "find",
+        }
+    }
+
+    /// How the element is named in messages: the ref, or the quoted description.
+    fn label(self) -> String {
+        match self {
+            Target::Ref(r) => r.to_owned(),
+            Target::Find(q) => format!("{q:?}"),
+        }
+    }
+}
+
+/// An element located for an action: where to press it, and which element
+/// it is (its ref, and a short description for the report).
+#[derive(Debug)]
+pub(crate) struct Located {
+    pub(crate) x: i64,
+    pub(crate) y: i64,
+    pub(crate) reference: Option<String>,
+    pub(crate) element: String,
+}
+
 /// How long an action waits for its element to become actionable.
 const ACTION_WAIT_NS: u64 = 5_000_000_000;
 /// Pauses between looks while waiting, growing to the last (ns).
 const ACTION_BACKOFF_NS: [u64; 5] = [0, 20_000_000, 50_000_000, 100_000_000, 200_000_000];
 
-/// Where to press `reference`: its centre, scrolled into view, once a press there
+/// Where to press `target`: its centre, scrolled into view, once a press there
 /// would reach it. Like a person, the plugin waits (at most 5 s) while the
-/// element is hidden, outside the page, moving, covered or (with `enabled`)
-/// disabled, and says which of these it still was if the wait runs out.
+/// element is hidden, outside the page, moving, covered, (with `enabled`)
+/// disabled or, for a description, not there yet, and says which of these it
+/// still was if the wait runs out.
 pub(crate) fn point(
     browser: &mut Browser,
     tab: u32,
-    reference: &str,
+    target: Target<'_>,
     enabled: bool,
-) -> Result<(i64, i64)> {
-    let started = crate::clock::now_ns();
-    let mut round = 0;
-    loop {
-        let result = call_async(
+) -> Result<Located> {
+    let label = target.label();
+    let mut args = target.args();
+    args["enabled"] = json!(enabled);
+    let result = waiting(browser, tab, &label, |browser| {
+        call_async(
             browser,
             tab,
             "point",
-            &format!("locating {reference}"),
-            json!({ "ref": reference, "enabled": enabled }),
-        )?;
+            &format!("locating {label}"),
+            args.clone(),
+        )
+    })?;
+    let x = result.get("x").and_then(Value::as_i64);
+    let y = result.get("y").and_then(Value::as_i64);
+    match (x, y) {
+        (Some(x), Some(y)) => Ok(Located {
+            x,
+            y,
+            reference: reference_in(&result),
+            element: what(&result),
+        }),
+        _ => Err(failed(
+            format!("the page gave no position for {label}"),
+            false,
+        )),
+    }
+}
+
+/// The ref of the element a page-library answer describes.
+fn reference_in(result: &Value) -> Option<String> {
+    result
+        .get("what")
+        .and_then(|w| w.get("ref"))
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+}
+
+/// Asks `look` until its answer is `ok`, waiting (at most 5 s, growing pauses)
+/// while the answer says the element may yet become actionable; any other
+/// answer, or the end of the wait, is the failure it describes.
+fn waiting(
+    browser: &mut Browser,
+    tab: u32,
+    label: &str,
+    mut look: impl FnMut(&mut Browser) -> Result<Value>,
+) -> Result<Value> {
+    let started = crate::clock::now_ns();
+    let mut round = 0;
+    loop {
+        let result = look(browser)?;
         let status = result.get("status").and_then(Value::as_str).unwrap_or("");
         if status == "ok" {
-            let x = result.get("x").and_then(Value::as_i64);
-            let y = result.get("y").and_then(Value::as_i64);
-            return match (x, y) {
-                (Some(x), Some(y)) => Ok((x, y)),
-                _ => Err(failed(
-                    format!("the page gave no position for {reference}"),
-                    false,
-                )),
-            };
+            return Ok(result);
         }
         let elapsed = crate::clock::now_ns().saturating_sub(started);
         let waiting = matches!(
             status,
-            "hidden" | "offscreen" | "covered" | "disabled" | "moving"
+            "hidden" | "offscreen" | "covered" | "disabled" | "moving" | "no-match"
         );
         if !waiting || elapsed >= ACTION_WAIT_NS {
-            return Err(not_actionable(&result, status, reference, tab, elapsed));
+            return Err(not_actionable(&result, status, label, tab, elapsed));
         }
         round += 1;
         let pause =
@@ -214,11 +318,58 @@ fn not_actionable(
                 false,
             )
         }
+        "no-match" => {
+            let near = candidates(result.get("near"));
+            let near = if near.is_empty() {
+                String::new()
+            } else {
+                format!("; the nearest partial matches: {near}")
+            };
+            not_found(format!(
+                "nothing in tab {tab} matches every word of {reference}{waited}, so nothing was \
+                 done{near}. Describe it by its visible name or label and kind (\"Save button\"), \
+                 or use find or read_page for a ref"
+            ))
+        }
+        "ambiguous" => Failure::invalid_input(format!(
+            "{reference} fits several elements in tab {tab} equally well: {}; nothing was done. \
+             Add words that tell them apart (its text, its row or section), or act by ref",
+            candidates(result.get("matches"))
+        ))
+        .with_field("find"),
+        "unknown" | "detached" => world_moved(format!(
+            "{reference} is not on the page in tab {tab} (read on another page, or the element \
+             went); call read_page or find again"
+        )),
         other => failed(
             format!("locating {reference}: unexpected answer {other}"),
             false,
         ),
     }
+}
+
+/// Find matches as a short list for a message: `button "Save" [ref_3]`, ….
+fn candidates(matches: Option<&Value>) -> String {
+    matches
+        .and_then(Value::as_array)
+        .map(|all| {
+            all.iter()
+                .map(|m| {
+                    let role = m.get("role").and_then(Value::as_str).unwrap_or("element");
+                    let r = m.get("ref").and_then(Value::as_str).unwrap_or("");
+                    let name = m
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .filter(|n| !n.is_empty())
+                        .or_else(|| m.get("text").and_then(Value::as_str))
+                        .or_else(|| m.get("context").and_then(Value::as_str))
+                        .unwrap_or("");
+                    format!("{role} {name:?} [{r}]")
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .unwrap_or_default()
 }
 
 /// Waits briefly for a tab whose page is still loading (see `ready` in
@@ -239,39 +390,88 @@ pub(crate) fn ready(browser: &mut Browser, tab: u32) -> Option<u64> {
 /// Longest wait of [`ready`], in ms.
 const READY_WAIT_MS: u64 = 2_000;
 
-/// Scrolls `reference` into view.
-pub(crate) fn scroll_to(browser: &mut Browser, tab: u32, reference: &str) -> Result<Value> {
-    let result = call(
-        browser,
-        tab,
-        "scroll_to",
-        &format!("scrolling to {reference}"),
-        true,
-        json!({ "ref": reference }),
-    )?;
-    Ok(json!({ "scrolled_to": what(&result) }))
+/// Scrolls `target` into view (a description: once something matches it).
+pub(crate) fn scroll_to(browser: &mut Browser, tab: u32, target: Target<'_>) -> Result<Value> {
+    let label = target.label();
+    let result = waiting(browser, tab, &label, |browser| {
+        call(
+            browser,
+            tab,
+            "scroll_to",
+            &format!("scrolling to {label}"),
+            true,
+            target.args(),
+        )
+    })?;
+    let mut value = json!({ "scrolled_to": what(&result) });
+    if let Some(r) = reference_in(&result) {
+        value["ref"] = json!(r);
+    }
+    Ok(value)
+}
+
+/// What a screenshot of `target` covers (`shot` in the page library), once
+/// the element is there and visible (waiting as [`scroll_to`] does); without
+/// a target, the whole page's size.
+pub(crate) fn shot(browser: &mut Browser, tab: u32, target: Option<Target<'_>>) -> Result<Value> {
+    let Some(target) = target else {
+        return call(browser, tab, "shot", "measuring the page", false, json!({}));
+    };
+    let label = target.label();
+    waiting(browser, tab, &label, |browser| {
+        call(
+            browser,
+            tab,
+            "shot",
+            &format!("locating {label}"),
+            false,
+            target.args(),
+        )
+    })
 }
 
 /// `form_input`: sets a field, select or checkbox.
 pub(crate) fn form_input(
     browser: &mut Browser,
     tab: u32,
-    reference: &str,
+    field: Target<'_>,
     value: &Value,
 ) -> Result<Value> {
-    let result = call(
-        browser,
-        tab,
-        "form_input",
-        &format!("setting {reference}"),
-        true,
-        json!({ "ref": reference, "value": value }),
-    )?;
+    let reference = field.label();
+    let mut args = field.args();
+    args["value"] = value.clone();
+    let set = |browser: &mut Browser| {
+        call(
+            browser,
+            tab,
+            "form_input",
+            &format!("setting {reference}"),
+            true,
+            args.clone(),
+        )
+    };
+    let result = set(browser)?;
+    // A description that matches nothing yet is looked for again, as a click's is.
+    let result = match result.get("status").and_then(Value::as_str) {
+        Some("no-match") => waiting(browser, tab, &reference, |browser| {
+            let again = set(browser)?;
+            // Only "not there yet" is waited out; the field's own answers are final.
+            Ok(match again.get("status").and_then(Value::as_str) {
+                Some("no-match") => again,
+                _ => json!({ "status": "ok", "answer": again }),
+            })
+        })?
+        .get("answer")
+        .cloned()
+        .unwrap_or(Value::Null),
+        _ => result,
+    };
     let status = result.get("status").and_then(Value::as_str).unwrap_or("");
     let target = what(&result);
     match status {
         "ok" => {
             let d = result.get("what").cloned().unwrap_or(Value::Null);
+            let reference = reference_in(&result).unwrap_or(reference);
             let mut out = json!({ "tabId": tab, "ref": reference, "element": target });
             if let Some(v) = d.get("value") {
                 out["value"] = v.clone();
@@ -284,6 +484,7 @@ pub(crate) fn form_input(
         "disabled" => Err(not_found(format!(
             "{target} is disabled; nothing was changed"
         ))),
+        "ambiguous" => Err(not_actionable(&result, status, &reference, tab, 0)),
         "no-option" => {
             let options = result.get("options").cloned().unwrap_or(Value::Null);
             Err(invalid(
@@ -297,7 +498,7 @@ pub(crate) fn form_input(
             false,
         )),
         "not-a-field" => Err(invalid(
-            "ref",
+            field.field(),
             format!(
                 "{target} is not a text field, select, checkbox or radio button; click it with \
                  computer instead"

@@ -131,6 +131,9 @@ const REPORT_JS: &str = "const e = performance.getEntriesByType('navigation')[0]
 
 fn go(browser: &mut Browser, tab: u32, url: &str) -> Result<Loaded> {
     browser.switch(tab)?;
+    // The console and network capture of the document about to load starts
+    // with it where the browser allows (logs.rs).
+    crate::logs::prepare(browser, tab);
     let target = url.trim();
     let (path, body, what) = match target.to_ascii_lowercase().as_str() {
         "back" => ("/back", None, "going back".to_owned()),

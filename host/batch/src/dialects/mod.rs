@@ -121,14 +121,13 @@ pub fn insert_outcome(out: &mut Value, step: &StepReport) {
     }
 }
 
-/// JSON Schema for the optional `session_id` argument. Why so short: it is
-/// repeated in nearly every tool definition, and every definition is sent to
-/// the model in every conversation; the server instructions explain sessions
-/// once.
+/// JSON Schema for the optional `session_id` argument. Why no description:
+/// it is repeated in nearly every tool definition, and every definition is
+/// sent to the model in every conversation; the server instructions explain
+/// sessions once (omitted: this connection's session).
 pub fn session_id_schema() -> Value {
     serde_json::json!({
         "type": "string",
-        "pattern": "^[A-Za-z0-9._:-]{1,128}$",
-        "description": "Session to run in (state lives there); omit for this connection's or a new one. Returned in the result."
+        "pattern": "^[A-Za-z0-9._:-]{1,128}$"
     })
 }

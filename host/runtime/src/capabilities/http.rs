@@ -6,7 +6,10 @@ use std::sync::{Arc, RwLock};
 
 use stephost_contract::Denial;
 
-use super::webdriver::{MAX_SEND_KEYS_BODY, UploadRefused, UploadRule, is_send_keys};
+use super::webdriver::{
+    Inspect, MAX_CDP_BODY, MAX_SEND_KEYS_BODY, UploadRefused, UploadRule, VendorRefused,
+    VendorRoute, check_cdp_body, is_send_keys, vendor_route,
+};
 
 use wasmtime_wasi_http::{
     Error as HttpError, RequestOptions, Result as HttpResult, WasiBody, WasiHttpHooks,
@@ -212,6 +215,9 @@ pub(crate) struct ScopedDestination {
     /// Path segments refused even under the prefix (vendor extensions such as
     /// `goog`, which reach past WebDriver).
     pub denied_segments: Vec<String>,
+    /// The routes under a denied segment that stay open all the same, each
+    /// with what the gate reads of it (`webdriver/vendor.rs`).
+    pub vendor: &'static [VendorRoute],
     /// For a WebDriver session: the folders whose files send-keys text may
     /// name (a driver reads that text as host paths for a file input). Every
     /// send-keys body is checked against it before it leaves; `None` for a
@@ -226,20 +232,29 @@ impl ScopedDestination {
 
     /// Whether `path` is the prefix or under it. Dot segments, empty segments
     /// and percent escapes are refused outright, so no spelling of a path can
-    /// step out of the prefix on the server side.
-    fn allows_path(&self, path: &str) -> bool {
+    /// step out of the prefix on the server side. A denied segment is refused
+    /// unless the whole request is one of the scope's open vendor routes.
+    fn allows_path(&self, method: &http::Method, path: &str) -> bool {
         let under = path == self.prefix
             || path
                 .strip_prefix(&self.prefix)
                 .is_some_and(|rest| rest.starts_with('/'));
+        let vendor = self.vendor_inspect(method, path).is_some();
         under
             && !path.contains('%')
             && path.split('/').skip(1).all(|segment| {
                 !segment.is_empty()
                     && segment != "."
                     && segment != ".."
-                    && !self.denied_segments.iter().any(|d| d == segment)
+                    && (vendor || !self.denied_segments.iter().any(|d| d == segment))
             })
+    }
+
+    /// What the gate reads of a request to an open vendor route; `None` for
+    /// any other request.
+    fn vendor_inspect(&self, method: &http::Method, path: &str) -> Option<Inspect> {
+        let rest = path.strip_prefix(&self.prefix)?;
+        vendor_route(self.vendor, method, rest)
     }
 }
 
@@ -287,7 +302,7 @@ impl HttpGate {
     ) -> Option<Arc<UploadRule>> {
         self.scoped
             .iter()
-            .filter(|s| s.covers(host, port) && s.allows_path(path))
+            .filter(|s| s.covers(host, port) && s.allows_path(method, path))
             .find_map(|s| {
                 let rule = s.send_keys.as_ref()?;
                 let rest = path.strip_prefix(&s.prefix)?;
@@ -295,15 +310,23 @@ impl HttpGate {
             })
     }
 
-    /// Whether a request to `host:port` at `path` may go out.
-    fn allows(&self, host: &str, port: u16, path: &str) -> bool {
+    /// Whether a DevTools passthrough body must be checked before a request
+    /// to `host:port` at `path` leaves (an open vendor route that takes one).
+    fn inspects_cdp(&self, method: &http::Method, host: &str, port: u16, path: &str) -> bool {
+        self.scoped
+            .iter()
+            .any(|s| s.covers(host, port) && s.vendor_inspect(method, path) == Some(Inspect::Cdp))
+    }
+
+    /// Whether a `method` request to `host:port` at `path` may go out.
+    fn allows(&self, method: &http::Method, host: &str, port: u16, path: &str) -> bool {
         let mut scopes = self
             .scoped
             .iter()
             .filter(|s| s.covers(host, port))
             .peekable();
         if scopes.peek().is_some() {
-            return scopes.any(|s| s.allows_path(path));
+            return scopes.any(|s| s.allows_path(method, path));
         }
         !self.host_owned.covers(host, port) && self.allow.allows(host, port)
     }
@@ -331,7 +354,7 @@ impl WasiHttpHooks for HttpGate {
             80
         };
         let port = uri.port_u16().unwrap_or(default_port);
-        if !self.allows(&host, port, uri.path()) {
+        if !self.allows(request.method(), &host, port, uri.path()) {
             let grant = self.allow.describe();
             let denial = if self.scoped.iter().any(|s| s.covers(&host, port)) {
                 Denial::OutsideScope {
@@ -354,6 +377,7 @@ impl WasiHttpHooks for HttpGate {
         }
         _ = fut;
         let send_keys = self.send_keys_rule(request.method(), &host, port, uri.path());
+        let cdp = self.inspects_cdp(request.method(), &host, port, uri.path());
         let plugin = self.plugin.clone();
         Box::new(async move {
             use http_body_util::BodyExt;
@@ -362,6 +386,13 @@ impl WasiHttpHooks for HttpGate {
                     Ok(request) => request,
                     Err(refused) => {
                         tracing::warn!(plugin = &*plugin, %refused, "file path in a send-keys request refused");
+                        return Ok(refusal(&refused));
+                    }
+                },
+                None if cdp => match checked_cdp(request).await {
+                    Ok(request) => request,
+                    Err(refused) => {
+                        tracing::warn!(plugin = &*plugin, %refused, "DevTools request refused");
                         return Ok(refusal(&refused));
                     }
                 },
@@ -404,11 +435,34 @@ async fn checked_send_keys(
     Ok(http::Request::from_parts(parts, body))
 }
 
-/// The WebDriver error answer the plugin gets for a refused send-keys body
-/// (the request never reaches the driver). The message starts with
-/// `stephost:` so the plugin can tell the host's refusal from the browser's.
+/// Reads a DevTools passthrough body (bounded) and passes it on, unchanged,
+/// only if `webdriver/vendor.rs` allows its command and parameters.
+async fn checked_cdp(
+    request: http::Request<WasiBody>,
+) -> Result<http::Request<WasiBody>, VendorRefused> {
+    use http_body_util::BodyExt;
+    let (parts, body) = request.into_parts();
+    let bytes = http_body_util::Limited::new(body, MAX_CDP_BODY)
+        .collect()
+        .await
+        .map_err(|_| VendorRefused::BadBody {
+            max: MAX_CDP_BODY,
+            why: "too long, or unreadable".into(),
+        })?
+        .to_bytes();
+    check_cdp_body(&bytes)?;
+    let body = http_body_util::Full::new(bytes)
+        .map_err(|never| match never {})
+        .boxed_unsync();
+    Ok(http::Request::from_parts(parts, body))
+}
+
+/// The WebDriver error answer the plugin gets for a body the gate refused (a
+/// send-keys path, a DevTools command; the request never reaches the driver).
+/// The message starts with `stephost:` so the plugin can tell the host's
+/// refusal from the browser's.
 fn refusal(
-    refused: &UploadRefused,
+    refused: &dyn std::fmt::Display,
 ) -> (
     http::Response<WasiBody>,
     Box<dyn Future<Output = Result<(), HttpError>> + Send>,
@@ -500,10 +554,11 @@ mod tests {
             port: 9515,
             prefix: "/session/abc".into(),
             denied_segments: vec!["goog".into()],
+            vendor: &[],
             send_keys: None,
         });
-        assert!(gate.allows("127.0.0.1", 9515, "/session/abc"));
-        assert!(gate.allows("127.0.0.1", 9515, "/session/abc/url"));
+        assert!(gate.allows(&http::Method::GET, "127.0.0.1", 9515, "/session/abc"));
+        assert!(gate.allows(&http::Method::GET, "127.0.0.1", 9515, "/session/abc/url"));
         for path in [
             "/session",
             "/session/abcd/url",
@@ -514,12 +569,110 @@ mod tests {
             "/session/abc/goog/cdp/execute",
             "/status",
         ] {
-            assert!(!gate.allows("127.0.0.1", 9515, path), "{path}");
+            assert!(
+                !gate.allows(&http::Method::GET, "127.0.0.1", 9515, path),
+                "{path}"
+            );
         }
         assert!(
-            gate.allows("127.0.0.1", 8000, "/"),
+            gate.allows(&http::Method::GET, "127.0.0.1", 8000, "/"),
             "other ports keep the allow-list"
         );
+    }
+
+    fn webdriver_gate() -> HttpGate {
+        let owned = HostOwned::default();
+        owned.add("127.0.0.1:9515".parse().expect("addr"));
+        let mut gate = HttpGate::new(
+            Arc::from("browser"),
+            AllowList::new(vec![p("loopback:*")]),
+            owned,
+        );
+        gate.add_scope(ScopedDestination {
+            host: "127.0.0.1".into(),
+            port: 9515,
+            prefix: "/session/abc".into(),
+            denied_segments: ["goog", "chromium", "moz", "se"].map(String::from).to_vec(),
+            vendor: super::super::webdriver::ALLOWED_VENDOR,
+            send_keys: Some(Arc::new(UploadRule::default())),
+        });
+        gate
+    }
+
+    #[test]
+    fn vendor_endpoints_stay_refused_but_the_listed_routes() {
+        let gate = webdriver_gate();
+        let (get, post) = (http::Method::GET, http::Method::POST);
+        let at = |method: &http::Method, path: &str| gate.allows(method, "127.0.0.1", 9515, path);
+        assert!(at(&get, "/session/abc/moz/screenshot/full"));
+        assert!(at(&post, "/session/abc/goog/cdp/execute"));
+        assert!(gate.inspects_cdp(&post, "127.0.0.1", 9515, "/session/abc/goog/cdp/execute"));
+        assert!(!gate.inspects_cdp(&get, "127.0.0.1", 9515, "/session/abc/moz/screenshot/full"));
+        assert!(!gate.inspects_cdp(&post, "127.0.0.1", 9515, "/session/abc/url"));
+        for (method, path) in [
+            (&post, "/session/abc/moz/screenshot/full"),
+            (&get, "/session/abc/goog/cdp/execute"),
+            (&post, "/session/abc/moz/addon/install"),
+            (&post, "/session/abc/moz/addon/uninstall"),
+            (&get, "/session/abc/moz/context"),
+            (&post, "/session/abc/moz/context"),
+            (&get, "/session/abc/moz/screenshot/full/extra"),
+            (&post, "/session/abc/goog/cdp/executeAsync"),
+            (&post, "/session/abc/goog/cdp/execute/x"),
+            (&post, "/session/abc/goog/cast/set_sink_to_use"),
+            (&post, "/session/abc/goog/page/freeze"),
+            (&post, "/session/abc/chromium/send_command_and_get_result"),
+            (&post, "/session/abc/se/file"),
+            (&post, "/session/abc/element/e1/moz/x"),
+            (&get, "/session/abc/goog/../moz/screenshot/full"),
+            (&get, "/session/abc//moz/screenshot/full"),
+            (&get, "/session/abc/moz/screenshot/%66ull"),
+            (&post, "/session/other/goog/cdp/execute"),
+            (&get, "/session/moz/screenshot/full"),
+        ] {
+            assert!(!at(method, path), "{method} {path}");
+        }
+        assert!(at(&get, "/session/abc/screenshot"), "W3C routes stay open");
+    }
+
+    fn cdp(body: serde_json::Value) -> http::Request<WasiBody> {
+        use http_body_util::BodyExt;
+        let json = body.to_string();
+        http::Request::builder()
+            .method(http::Method::POST)
+            .uri("http://127.0.0.1:9515/session/abc/goog/cdp/execute")
+            .header(http::header::CONTENT_LENGTH, json.len())
+            .body(
+                http_body_util::Full::new(hyper::body::Bytes::from(json))
+                    .map_err(|never| match never {})
+                    .boxed_unsync(),
+            )
+            .expect("request")
+    }
+
+    #[tokio::test]
+    async fn devtools_bodies_are_read_before_they_leave() {
+        use http_body_util::BodyExt;
+        let shot = serde_json::json!({"cmd": "Page.captureScreenshot", "params": {
+            "format": "png", "captureBeyondViewport": true,
+            "clip": {"x": 0, "y": 0, "width": 1280, "height": 3000, "scale": 1}}});
+        let sent = checked_cdp(cdp(shot.clone())).await.expect("allowed");
+        let bytes = sent.into_body().collect().await.expect("body").to_bytes();
+        assert_eq!(
+            serde_json::from_slice::<serde_json::Value>(&bytes).expect("json"),
+            shot,
+            "sent on unchanged"
+        );
+        for body in [
+            serde_json::json!({"cmd": "Runtime.evaluate", "params": {"expression": "1"}}),
+            serde_json::json!({"cmd": "Page.captureScreenshot", "params": {
+                "clip": {"x": 0, "y": 0, "width": 1280, "height": 100000, "scale": 1}}}),
+            serde_json::json!({"cmd": "Page.captureScreenshot", "params": {}}),
+        ] {
+            let refused = checked_cdp(cdp(body.clone())).await.expect_err("refused");
+            let (response, _) = refusal(&refused);
+            assert_eq!(response.status(), http::StatusCode::BAD_REQUEST, "{body}");
+        }
     }
 
     fn session_gate(rule: UploadRule) -> HttpGate {
@@ -531,6 +684,7 @@ mod tests {
             port: 9515,
             prefix: "/session/abc".into(),
             denied_segments: vec![],
+            vendor: &[],
             send_keys: Some(Arc::new(rule)),
         });
         gate
@@ -682,20 +836,23 @@ mod tests {
             ("10.1.2.3", 8080),
             ("10.1.2.3", 7000),
         ] {
-            assert!(!gate.allows(host, port, "/"), "{host}:{port}");
+            assert!(
+                !gate.allows(&http::Method::GET, host, port, "/"),
+                "{host}:{port}"
+            );
         }
         assert!(
-            gate.allows("127.0.0.1", 8270, "/RPC2"),
+            gate.allows(&http::Method::GET, "127.0.0.1", 8270, "/RPC2"),
             "other loopback ports stay open"
         );
-        assert!(gate.allows("10.1.2.3", 7001, "/"));
+        assert!(gate.allows(&http::Method::GET, "10.1.2.3", 7001, "/"));
         assert!(
-            !gate.allows("10.9.9.9", 8080, "/"),
+            !gate.allows(&http::Method::GET, "10.9.9.9", 8080, "/"),
             "a wildcard bind reaches every address of the machine; a granted literal is refused"
         );
         owned.remove("127.0.0.1:9515".parse().expect("addr"));
         assert!(
-            gate.allows("127.0.0.1", 9515, "/"),
+            gate.allows(&http::Method::GET, "127.0.0.1", 9515, "/"),
             "a stopped driver's port frees up"
         );
     }

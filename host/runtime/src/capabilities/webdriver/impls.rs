@@ -10,7 +10,8 @@ use crate::capabilities::http::ScopedDestination;
 /// Driver endpoints outside W3C WebDriver, refused even inside the instance's
 /// own session: Chrome DevTools passthrough (`goog`, `chromium`), Firefox
 /// add-on install (`moz`), Selenium file upload (`se`). They reach past the
-/// page into the browser and the host's files.
+/// page into the browser and the host's files. The few routes under them a
+/// session may use are `vendor.rs`'s `ALLOWED_VENDOR`, each checked there.
 const VENDOR_SEGMENTS: &[&str] = &["goog", "chromium", "moz", "se"];
 
 impl Host for HostState {
@@ -51,6 +52,7 @@ impl Host for HostState {
             port: lease.addr().port(),
             prefix: lease.path(),
             denied_segments: VENDOR_SEGMENTS.iter().map(|s| s.to_string()).collect(),
+            vendor: crate::capabilities::webdriver::ALLOWED_VENDOR,
             send_keys: Some(self.services.webdriver.uploads()),
         });
         let session = record(&lease, &self.webdriver, &self.services.webdriver.uploads());

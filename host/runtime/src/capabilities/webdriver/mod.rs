@@ -12,7 +12,8 @@
 //!   Dropping the instance deletes the session; dropping the driver kills its
 //!   process group, browsers included.
 //! - `host.rs` implements the WIT interface; `client.rs` is the host's own few
-//!   HTTP requests to the driver; `driver.rs` the driver process.
+//!   HTTP requests to the driver; `driver.rs` the driver process; `vendor.rs`
+//!   the few driver vendor endpoints a session may still reach.
 
 mod bindings;
 mod client;
@@ -21,6 +22,7 @@ mod driver;
 mod files;
 mod host;
 mod service;
+mod vendor;
 
 use std::sync::Arc;
 
@@ -34,6 +36,10 @@ use super::HostState;
 use files::DownloadDir;
 pub(crate) use files::{MAX_SEND_KEYS_BODY, UploadRefused, UploadRule, is_send_keys};
 use service::Lease;
+pub(crate) use vendor::{
+    ALLOWED_VENDOR, Inspect, MAX_CDP_BODY, VendorRefused, VendorRoute, check_cdp_body,
+    route as vendor_route,
+};
 
 /// The session a plugin instance holds, if any. Dropped with the instance,
 /// which deletes the session.
