@@ -67,8 +67,8 @@ async def test_validation_errors_name_the_step():
         assert result.isError
         assert out["status"] == "FAIL" and out["steps_executed"] == 0
         text = " | ".join(e["message"] for e in out["errors"])
-        assert "step 2: missing `keyword`" in text
-        assert "step 3: both `arguments` and its legacy alias `args`" in text
+        assert "step 1: missing `keyword`" in text
+        assert "step 2: both `arguments` and its legacy alias `args`" in text
         assert "timeout_ms must be an integer from 1000 to 600000" in text
         fields = {e["field"] for e in out["errors"]}
         assert {"steps[1].keyword", "steps[2].arguments", "timeout_ms"} <= fields
@@ -104,11 +104,11 @@ async def test_step_timeout_really_stops_sleep():
         })
         elapsed = time.monotonic() - start
         assert elapsed < 2, elapsed
-        assert result.isError
+        assert not result.isError, "a timed-out batch is a normal result"
         assert out["status"] == "TIMEOUT", out
         assert out["steps"][0]["status"] == "FAIL"
         assert out["steps"][1]["status"] == "SKIPPED" and out["steps"][1]["keyword"] == "Log"
-        assert out["failure"]["step_index"] == 1
+        assert out["failure"]["step_index"] == 0
 
 
 FLAKY = {
@@ -158,8 +158,8 @@ async def test_recover_gives_up_with_a_full_recovery_log():
             "max_recovery_attempts": 3,
             "steps": [{"keyword": "Fail", "arguments": ["always"]}, {"keyword": "No Operation"}],
         })
-        assert result.isError and out["status"] == "FAIL"
-        assert out["failure"]["step_index"] == 1
+        assert not result.isError and out["status"] == "FAIL"
+        assert out["failure"]["step_index"] == 0
         assert len(out["failure"]["recovery_log"]) == 3
         assert out["steps"][1]["status"] == "SKIPPED"
 
@@ -175,7 +175,7 @@ async def test_resume_after_fix_steps():
                 {"keyword": "Catenate", "arguments": ["${first}", "${missing}"]},
             ],
         })
-        assert out["status"] == "FAIL" and out["failure"]["step_index"] == 2, out
+        assert out["status"] == "FAIL" and out["failure"]["step_index"] == 1, out
         batch_id = out["batch_id"]
 
         result, out = await call(s, "resume_batch", {"batch_id": "nope"})
@@ -210,7 +210,7 @@ async def test_two_concurrent_resumes_of_one_batch_run_it_once():
                 {"keyword": "Append To List", "arguments": ["${clicks}", "click"]},
             ],
         })
-        assert out["status"] == "FAIL" and out["failure"]["step_index"] == 2, out
+        assert out["status"] == "FAIL" and out["failure"]["step_index"] == 1, out
         resume = {
             "batch_id": out["batch_id"],
             "fix_steps": [{"keyword": "Set Suite Variable", "arguments": ["\\${ready}", "yes"]}],
@@ -241,3 +241,65 @@ async def test_execute_step():
         assert out["failure"]["error"] == "failed: 3 != 4"
         result, out = await call(s, "execute_step", {"session_id": "one", "keyword": "Sleep", "arguments": ["5s"], "timeout": "200ms"})
         assert out["status"] == "TIMEOUT"
+
+
+async def test_rf_mcp_response_contract():
+    # What rf-mcp 0.36's own tests and clients read: 0-based step index and
+    # failure.step_index, its summary sentences, a digest, a failed batch as a
+    # normal result, and max_recovery_attempts up to its documented 10.
+    async with stdio_session() as s:
+        result, out = await call(s, "execute_batch", {
+            "session_id": "contract",
+            "steps": [{"keyword": "Set Variable", "arguments": ["a"]}, {"keyword": "Log", "arguments": ["${STEP_1}"]}],
+        })
+        assert not result.isError and out["status"] == "PASS", out
+        assert [st["index"] for st in out["steps"]] == [0, 1]
+        assert "2/2 passed" in out["summary"], out["summary"]
+        assert out["digest"] == {"passed": 2, "failed": 0, "total": 2}, out["digest"]
+
+        result, out = await call(s, "execute_batch", {
+            "session_id": "contract",
+            "on_failure": "retry",
+            "max_recovery_attempts": 10,
+            "steps": [
+                {"keyword": "Log", "arguments": ["first"]},
+                {"keyword": "Should Be Equal", "arguments": ["1", "2"]},
+                {"keyword": "Log", "arguments": ["never"]},
+            ],
+        })
+        assert not result.isError, "a failed batch is a normal result, not an MCP error"
+        assert out["status"] == "FAIL" and out["failure"]["step_index"] == 1, out
+        assert out["steps"][1]["attempts"] == 11, out["steps"][1]
+        assert "step 1 failed" in out["summary"] and out["batch_id"], out["summary"]
+        assert out["digest"]["failed_at_step"] == 1 and out["digest"]["failed"] == 1, out["digest"]
+        assert out["digest"]["error"].startswith("Should Be Equal: ") and "1 != 2" in out["digest"]["error"]
+
+        # A call that cannot run at all stays an MCP error.
+        result, out = await call(s, "execute_batch", {"session_id": "contract", "steps": [], "max_recovery_attempts": 11})
+        assert result.isError and out["steps_executed"] == 0, out
+
+
+async def test_execute_step_reports_what_it_ran():
+    async with stdio_session() as s:
+        result, out = await call(s, "execute_step", {"session_id": "ran", "keyword": "Catenate", "arguments": ["a", "b"]})
+        assert not result.isError and out["success"] is True, out
+        assert out["keyword"] == "Catenate" and out["arguments"] == ["a", "b"] and out["output"] == "a b", out
+        assert out["steps"][0]["keyword"] == "Catenate" and out["steps"][0]["args_resolved"] == ["a", "b"], out
+        result, out = await call(s, "execute_step", {"session_id": "ran", "keyword": "Should Be Equal", "arguments": ["x", "y"]})
+        assert result.isError and out["success"] is False and out["keyword"] == "Should Be Equal", out
+        # A single step is not resumable, and the reply does not say it is.
+        assert "batch_id" not in out and "resume_batch" not in out["summary"], out
+        assert "resume_batch" not in " ".join(c.text for c in result.content if c.type == "text")
+
+
+async def test_a_standard_library_the_sandbox_lacks_fails_its_import():
+    # Never a silent PASS: real Robot Framework would load OperatingSystem; the
+    # sandbox does not run it, so the import fails and says how to reach it.
+    async with stdio_session() as s:
+        result, out = await call(s, "execute_batch", {
+            "session_id": "imports",
+            "steps": [{"keyword": "Import Library", "arguments": ["OperatingSystem"]}],
+            "on_failure": "stop",
+        })
+        assert out["status"] == "FAIL", out
+        assert "standard libraries" in out["failure"]["error"] and "Remote" in out["failure"]["error"], out

@@ -46,8 +46,8 @@ async def test_a_long_execute_batch_reads_as_one_line_per_step():
     assert structured["batch_id"] in lines[0] and "lines" in lines[0]
     step_lines = [line for line in lines if line.startswith("step ")]
     assert len(step_lines) == 200, lines[:5]
-    assert step_lines[0].startswith("step 1 Set Variable    value 0 → PASS in ") and step_lines[0].endswith(": value 0")
-    assert step_lines[1].startswith("step 2 Should Be Equal    value 0    value 0 → PASS")
+    assert step_lines[0].startswith("step 0 Set Variable    value 0 → PASS in ") and step_lines[0].endswith(": value 0")
+    assert step_lines[1].startswith("step 1 Should Be Equal    value 0    value 0 → PASS")
     # Nothing escaped, and the structured JSON is not said again in the text.
     assert '\\"' not in text and '"return_value"' not in text
     structured_bytes = len(json.dumps(structured, separators=(",", ":")))
@@ -68,14 +68,15 @@ async def test_a_failed_step_says_what_failed_in_its_line():
                 ],
             },
         )
-    assert result.isError
-    assert result.structuredContent["failure"]["step_index"] == 2
+    # A failed batch is a normal result, as rf-mcp answers it; steps count from 0.
+    assert not result.isError
+    assert result.structuredContent["failure"]["step_index"] == 1
     [text] = texts(result)
     lines = text.splitlines()
     assert lines[0].startswith("FAIL"), lines
-    failed = [line for line in lines if line.startswith("step 2 ")]
+    failed = [line for line in lines if line.startswith("step 1 ")]
     assert failed and "→ FAIL" in failed[0] and "apple != pear" in failed[0], lines
-    assert any(line.startswith("step 3 Log") and "SKIPPED" in line for line in lines), lines
+    assert any(line.startswith("step 2 Log") and "SKIPPED" in line for line in lines), lines
 
 
 async def test_a_page_tree_arrives_as_its_lines():

@@ -92,7 +92,7 @@ async def test_well_known_keyword_when_the_library_tags_nothing(flaky_untagged):
             "max_recovery_attempts": 3,
             "steps": [importing(flaky_untagged), {"keyword": "Read Widget"}, {"keyword": "Flaky.Get Log"}],
         })
-        assert result.isError and out["status"] == "FAIL", out
+        assert not result.isError and out["status"] == "FAIL", out
         log = out["failure"]["recovery_log"]
         assert [r["strategy"] for r in log] == ["wait_and_retry", "navigate_back", "wait_and_retry"], log
         assert log[1]["actions"][0]["input"]["keyword"] == "Flaky.Go Back"
@@ -126,7 +126,7 @@ async def test_retry_mode_runs_no_strategies(flaky):
             "on_failure": "retry",
             "steps": [importing(flaky), {"keyword": "Flaky.Read Widget"}, {"keyword": "Flaky.Get Log"}],
         })
-        assert result.isError and out["status"] == "FAIL", out
+        assert not result.isError and out["status"] == "FAIL", out
         assert all(r["strategy"] == "retry" for r in out["failure"]["recovery_log"])
         _, out = await run(s, {"session_id": "rt", "steps": [{"keyword": "Flaky.Get Log"}]})
         assert out["steps"][0]["return_value"] == [], "retry must not run recovery keywords"

@@ -55,7 +55,9 @@ impl Default for Limits {
             batch_timeout_ms: 120_000,
             max_batch_timeout_ms: 600_000,
             max_steps_per_batch: 1_000,
-            max_attempts: 10,
+            // 11: a first run and 10 more, rf-mcp's documented most
+            // `max_recovery_attempts`.
+            max_attempts: 11,
             max_log_lines_per_step: 200,
             max_result_bytes: 16 * MIB,
             max_report_bytes: 64 * MIB,

@@ -536,7 +536,7 @@ impl Session {
     }
 
     /// Imports a library by name (`Import Library`): the three built-in ones (optionally
-    /// under an alias), other standard libraries as no-ops, and `Remote`.
+    /// under an alias) and `Remote`; any other name fails the import.
     pub fn import_library(
         &mut self,
         name: &str,
@@ -585,12 +585,15 @@ impl Session {
                 ));
                 Ok(())
             }
-            other if STANDARD_LIBRARIES.contains(&other) => {
-                self.info(format!(
-                    "Standard library '{other}' is accepted but provides no keywords in the rf sandbox."
-                ));
-                Ok(())
-            }
+            // Never a silent no-op: an import that passed would let every later
+            // keyword of the library fail as "not found", or worse, a batch
+            // that only imports would report PASS having done nothing.
+            other if STANDARD_LIBRARIES.contains(&other) => Err(RfError::fail(format!(
+                "Importing library '{other}' failed: '{other}' is one of Robot Framework's standard \
+                 libraries, but the rf sandbox runs only BuiltIn, String and Collections itself; serve \
+                 it from a real Robot Framework through the remote interface (python -m \
+                 robotremoteserver, then Import Library    Remote    http://host:port)."
+            ))),
             other => Err(RfError::fail(format!(
                 "Importing library '{other}' failed: the rf sandbox runs only BuiltIn, String and Collections itself; reach other libraries through Robot Framework's remote interface (Import Library    Remote    http://host:port)."
             ))),

@@ -227,13 +227,13 @@ fn to_ms(value: f64, factor: f64) -> Option<u64> {
     (ms.is_finite() && ms >= 1.0 && ms <= u64::MAX as f64).then_some(ms as u64)
 }
 
-/// Problem in step `index` (0-based), named 1-based in the message.
+/// Problem in step `index`, named as rf-mcp names steps (from 0).
 fn step_problem(index: usize, label: Option<&str>, field: &str, message: &str) -> Problem {
     Problem {
         step: Some(index),
         label: label.map(str::to_owned),
         field: join_field(&format!("steps[{index}]"), field),
-        message: format!("step {}: {message}", index + 1),
+        message: format!("step {index}: {message}"),
     }
 }
 
@@ -522,7 +522,7 @@ fn result_schema() -> Value {
 
 /// Renders a report in the rf-mcp result shape. `steps` are the dialect-shape
 /// steps that ran, for the keywords of never-started ones.
-fn render_rf(report: &Report, steps: &[Value]) -> Value {
+fn render_rf(report: &Report, steps: &[Value], resumable: bool) -> Value {
     let mut out_steps = Vec::new();
     let mut recovered = false;
     let mut failure = Value::Null;
@@ -566,14 +566,14 @@ fn render_rf(report: &Report, steps: &[Value]) -> Value {
             .map(|e| format!("{}: {}", e.code, e.message));
         if step.status != StepStatus::Passed && failure.is_null() {
             failure = json!({
-                "step_index": step.index + 1,
+                "step_index": step.index,
                 "error": error,
                 "code": step.error.as_ref().map(|e| e.code.clone()),
                 "recovery_log": recovery_log,
             });
         }
         let mut s = json!({
-            "index": step.index + 1,
+            "index": step.index,
             "keyword": keyword,
             "label": step.label,
             "args_resolved": args,
@@ -592,7 +592,7 @@ fn render_rf(report: &Report, steps: &[Value]) -> Value {
     }
     for (i, step) in steps.iter().enumerate().skip(report.steps.len()) {
         out_steps.push(json!({
-            "index": i + 1,
+            "index": i,
             "keyword": step.get("keyword"),
             "label": step.get("label"),
             "args_resolved": [],
@@ -609,8 +609,11 @@ fn render_rf(report: &Report, steps: &[Value]) -> Value {
         _ => "FAIL",
     };
     let steps_total = report.steps_total.max(steps.len());
+    // rf-mcp's summary sentences, which clients match on ("2/2 passed"); ours
+    // adds how to go on where there is a way.
+    let executed = report.steps_executed;
     let summary = match report.status {
-        BatchStatus::Invalid => format!(
+        BatchStatus::Invalid | BatchStatus::Rejected => format!(
             "Rejected before anything ran: {}",
             report
                 .errors
@@ -619,17 +622,49 @@ fn render_rf(report: &Report, steps: &[Value]) -> Value {
                 .collect::<Vec<_>>()
                 .join("; ")
         ),
+        BatchStatus::Passed if recovered => format!(
+            "{executed}/{steps_total} passed, {} recovered",
+            out_steps
+                .iter()
+                .filter(|s| s["status"] == "RECOVERED")
+                .count()
+        ),
+        BatchStatus::Passed => format!("{executed}/{steps_total} passed"),
+        BatchStatus::TimedOut => format!(
+            "Timeout after {executed}/{steps_total} steps ({}ms){}",
+            report.time_ms.round(),
+            if resumable {
+                "; resume_batch(batch_id) can continue from the step that did not finish"
+            } else {
+                ""
+            }
+        ),
         _ => format!(
-            "{status}: {} of {} steps executed{}",
-            report.steps_executed,
-            steps_total,
+            "{executed}/{steps_total} executed{}",
             match failure.get("step_index") {
-                Some(i) =>
+                Some(i) if resumable =>
                     format!(", step {i} failed; resume_batch(batch_id) can continue from it"),
+                Some(i) => format!(", step {i} failed"),
                 None => String::new(),
             }
         ),
     };
+    // What rf-mcp adds so a reply stays readable when its steps are long:
+    // counts, and the first failed step (0-based) with its keyword and error.
+    let passed = out_steps.iter().filter(|s| s["status"] == "PASS").count();
+    let failed_steps = out_steps.iter().filter(|s| s["status"] == "FAIL").count();
+    let mut digest = json!({"passed": passed, "failed": failed_steps, "total": out_steps.len()});
+    if let Some(first) = out_steps.iter().find(|s| s["status"] == "FAIL") {
+        let keyword = first["keyword"].as_str().unwrap_or("?");
+        let error = first["error"].as_str().unwrap_or("unknown");
+        digest["failed_at_step"] = first["index"].clone();
+        digest["error"] = json!(
+            format!("{keyword}: {error}")
+                .chars()
+                .take(200)
+                .collect::<String>()
+        );
+    }
     if failure.is_null()
         && let Some(err) = &report.error
     {
@@ -645,6 +680,7 @@ fn render_rf(report: &Report, steps: &[Value]) -> Value {
         "steps_total": steps_total,
         "steps": out_steps,
         "failure": failure,
+        "digest": digest,
     });
     if let Some(obj) = out.as_object_mut() {
         if !report.errors.is_empty() {
@@ -655,6 +691,13 @@ fn render_rf(report: &Report, steps: &[Value]) -> Value {
         }
     }
     out
+}
+
+/// Whether a call could not run at all (rejected before any step), the one
+/// case rf-mcp's batch tools answer with an MCP error; a failed or timed-out
+/// batch is a normal result.
+fn could_not_run(report: &Report) -> bool {
+    matches!(report.status, BatchStatus::Invalid | BatchStatus::Rejected)
 }
 
 /// Remembers a failed or timed-out batch for `resume_batch`.
@@ -697,7 +740,10 @@ A reference to a step that has not run yet rejects the batch before anything run
 /// summary, then a line per step with its arguments and return value or error.
 fn rf_content(structured: &Value) -> Vec<ContentItem> {
     let field = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
-    let mut out = field(structured, "summary").unwrap_or_default();
+    let mut out = match (field(structured, "status"), field(structured, "summary")) {
+        (Some(status), Some(summary)) => format!("{status}: {summary}"),
+        (status, summary) => status.or(summary).unwrap_or_default(),
+    };
     for key in ["batch_id", "session_id"] {
         if let Some(id) = field(structured, key) {
             out.push_str(&format!(" · {} {id}", key.trim_end_matches("_id")));
@@ -780,9 +826,10 @@ automatic recovery to reduce round-trips. Steps run in order in the session.\n{C
 on_failure: \"stop\" aborts at the first failure; \"retry\" re-runs a failed step up to max_recovery_attempts \
 times; \"recover\" (default) re-runs a failed keyword after tiered recovery (a short wait, then recovery keywords \
 the session's libraries offer, e.g. Reload Page), logged in recovery_log.\n\
-Result: status (PASS | FAIL | RECOVERED | TIMEOUT), summary, batch_id, steps[] (index 1-based, keyword, \
-args_resolved, status, return_value, error), failure or null. After a failure, resume_batch(batch_id) continues \
-from the failed step."
+Result (a failed batch is a normal result): status (PASS | FAIL | RECOVERED | TIMEOUT), summary, batch_id, \
+steps[] (index from 0, keyword, args_resolved, status, return_value, error), failure (step_index from 0) or null, \
+digest (passed, failed, total, failed_at_step, error). After a failure, resume_batch(batch_id) continues from the \
+failed step."
         )
     }
 
@@ -816,7 +863,7 @@ from the failed step."
         &self,
         args: &Map<String, Value>,
         _catalog: &Catalog,
-        _limits: &Limits,
+        limits: &Limits,
     ) -> Result<Value, Vec<Problem>> {
         let mut problems = Vec::new();
         if session_arg(args).is_none() {
@@ -825,12 +872,28 @@ from the failed step."
         let steps = steps_arg(args, "steps", true, &mut problems);
         let on_failure = on_failure_arg(args, &mut problems);
         let max = int_arg(args, "max_recovery_attempts", 1, 10, 2, &mut problems);
+        // A host whose operator allows fewer runs per step says so in this
+        // tool's own terms (the engine would name `retry.attempts`).
+        let most = u64::from(limits.max_attempts).saturating_sub(1);
+        if on_failure != "stop" && max > most {
+            problems.push(arg_problem(
+                "max_recovery_attempts",
+                format!(
+                    "this host allows at most {most} (limits.max_attempts = {} runs of a step)",
+                    limits.max_attempts
+                ),
+            ));
+        }
         let timeout = int_arg(args, "timeout_ms", 1000, 600_000, 120_000, &mut problems);
         build_batch(steps, &on_failure, max, timeout, None, problems)
     }
 
     fn render(&self, report: &Report) -> Value {
-        render_rf(report, &[])
+        render_rf(report, &[], true)
+    }
+
+    fn is_error(&self, report: &Report) -> bool {
+        could_not_run(report)
     }
 
     fn content(&self, _report: &Report, structured: &Value) -> Option<Vec<ContentItem>> {
@@ -846,7 +909,7 @@ from the failed step."
         let on_failure = on_failure_arg(args, &mut ignored);
         let max = int_arg(args, "max_recovery_attempts", 1, 10, 2, &mut ignored);
         remember(&self.store, report, steps, on_failure, max);
-        render_rf(report, steps)
+        render_rf(report, steps, true)
     }
 }
 
@@ -905,7 +968,29 @@ assign_to value). timeout is an RF time (\"10s\"). Same result shape as execute_
     }
 
     fn render(&self, report: &Report) -> Value {
-        render_rf(report, &[])
+        render_rf(report, &[], false)
+    }
+
+    fn render_call(&self, args: &Map<String, Value>, report: &Report) -> Value {
+        // The step as asked, so the reply names the keyword and arguments it
+        // ran; rf-mcp's own fields for a single step beside the batch shape.
+        let mut step = args.clone();
+        step.remove("session_id");
+        let asked = [Value::Object(step)];
+        let mut out = render_rf(report, &asked, false);
+        let first = out["steps"].get(0).cloned().unwrap_or(Value::Null);
+        if let Some(obj) = out.as_object_mut() {
+            // A single step is not resumable: no batch id to offer.
+            obj.remove("batch_id");
+            obj.insert(
+                "success".into(),
+                json!(report.status == BatchStatus::Passed),
+            );
+            obj.insert("keyword".into(), first["keyword"].clone());
+            obj.insert("arguments".into(), first["args_resolved"].clone());
+            obj.insert("output".into(), first["return_value"].clone());
+        }
+        out
     }
 
     fn content(&self, _report: &Report, structured: &Value) -> Option<Vec<ContentItem>> {
@@ -1025,7 +1110,11 @@ run that fails again returns a new batch_id."
     }
 
     fn render(&self, report: &Report) -> Value {
-        render_rf(report, &[])
+        render_rf(report, &[], true)
+    }
+
+    fn is_error(&self, report: &Report) -> bool {
+        could_not_run(report)
     }
 
     fn content(&self, _report: &Report, structured: &Value) -> Option<Vec<ContentItem>> {
@@ -1060,7 +1149,7 @@ run that fails again returns a new batch_id."
                 e.max_recovery_attempts,
             );
         }
-        let mut out = render_rf(report, &steps);
+        let mut out = render_rf(report, &steps, true);
         if let Some(obj) = out.as_object_mut() {
             obj.insert("resumed_from".into(), json!(id));
         }

@@ -90,6 +90,14 @@ pub trait Dialect: Send + Sync {
     fn content(&self, _report: &Report, _structured: &Value) -> Option<Vec<ContentItem>> {
         None
     }
+    /// Whether the MCP result is marked `isError`. Default: anything but a
+    /// passed batch. rf-mcp's tools answer a failed or timed-out batch as a
+    /// normal result (a client that raises on tool errors must not raise on an
+    /// ordinary assertion failure) and keep `isError` for calls that could not
+    /// run at all.
+    fn is_error(&self, report: &Report) -> bool {
+        report.status != crate::BatchStatus::Passed
+    }
 }
 
 /// The `session_id` argument, if any.

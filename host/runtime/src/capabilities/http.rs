@@ -218,6 +218,9 @@ pub(crate) struct ScopedDestination {
     /// The routes under a denied segment that stay open all the same, each
     /// with what the gate reads of it (`webdriver/vendor.rs`).
     pub vendor: &'static [VendorRoute],
+    /// Paths after the prefix refused outright (driver extensions without a
+    /// vendor segment, `webdriver/vendor.rs`).
+    pub refused_routes: &'static [&'static str],
     /// For a WebDriver session: the folders whose files send-keys text may
     /// name (a driver reads that text as host paths for a file input). Every
     /// send-keys body is checked against it before it leaves; `None` for a
@@ -240,7 +243,11 @@ impl ScopedDestination {
                 .strip_prefix(&self.prefix)
                 .is_some_and(|rest| rest.starts_with('/'));
         let vendor = self.vendor_inspect(method, path).is_some();
+        let refused = path
+            .strip_prefix(&self.prefix)
+            .is_some_and(|rest| self.refused_routes.contains(&rest));
         under
+            && !refused
             && !path.contains('%')
             && path.split('/').skip(1).all(|segment| {
                 !segment.is_empty()
@@ -555,6 +562,7 @@ mod tests {
             prefix: "/session/abc".into(),
             denied_segments: vec!["goog".into()],
             vendor: &[],
+            refused_routes: &[],
             send_keys: None,
         });
         assert!(gate.allows(&http::Method::GET, "127.0.0.1", 9515, "/session/abc"));
@@ -594,6 +602,7 @@ mod tests {
             prefix: "/session/abc".into(),
             denied_segments: ["goog", "chromium", "moz", "se"].map(String::from).to_vec(),
             vendor: super::super::webdriver::ALLOWED_VENDOR,
+            refused_routes: super::super::webdriver::REFUSED_ROUTES,
             send_keys: Some(Arc::new(UploadRule::default())),
         });
         gate
@@ -623,6 +632,7 @@ mod tests {
             (&post, "/session/abc/goog/page/freeze"),
             (&post, "/session/abc/chromium/send_command_and_get_result"),
             (&post, "/session/abc/se/file"),
+            (&get, "/session/abc/screenshot/full"),
             (&post, "/session/abc/element/e1/moz/x"),
             (&get, "/session/abc/goog/../moz/screenshot/full"),
             (&get, "/session/abc//moz/screenshot/full"),
@@ -685,6 +695,7 @@ mod tests {
             prefix: "/session/abc".into(),
             denied_segments: vec![],
             vendor: &[],
+            refused_routes: &[],
             send_keys: Some(Arc::new(rule)),
         });
         gate

@@ -207,7 +207,7 @@ fn render(
     }
     let mut result = CallToolResult::success(content);
     result.structured_content = Some(structured);
-    result.is_error = Some(report.status != stephost_batch::BatchStatus::Passed);
+    result.is_error = Some(dialect.is_error(report));
     result
 }
 

@@ -53,6 +53,7 @@ impl Host for HostState {
             prefix: lease.path(),
             denied_segments: VENDOR_SEGMENTS.iter().map(|s| s.to_string()).collect(),
             vendor: crate::capabilities::webdriver::ALLOWED_VENDOR,
+            refused_routes: crate::capabilities::webdriver::REFUSED_ROUTES,
             send_keys: Some(self.services.webdriver.uploads()),
         });
         let session = record(&lease, &self.webdriver, &self.services.webdriver.uploads());

@@ -37,8 +37,8 @@ use files::DownloadDir;
 pub(crate) use files::{MAX_SEND_KEYS_BODY, UploadRefused, UploadRule, is_send_keys};
 use service::Lease;
 pub(crate) use vendor::{
-    ALLOWED_VENDOR, Inspect, MAX_CDP_BODY, VendorRefused, VendorRoute, check_cdp_body,
-    route as vendor_route,
+    ALLOWED_VENDOR, Inspect, MAX_CDP_BODY, REFUSED_ROUTES, VendorRefused, VendorRoute,
+    check_cdp_body, route as vendor_route,
 };
 
 /// The session a plugin instance holds, if any. Dropped with the instance,

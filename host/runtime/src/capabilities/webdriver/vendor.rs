@@ -54,6 +54,12 @@ pub(crate) struct VendorRoute {
     inspect: Inspect,
 }
 
+/// Driver routes outside W3C WebDriver that carry no vendor segment, refused
+/// under a session like the vendor segments: chromedriver's
+/// `GET screenshot/full` renders the whole document with no bound on its size
+/// (the plugin's full-page capture goes through the bounded DevTools clip).
+pub(crate) const REFUSED_ROUTES: &[&str] = &["/screenshot/full"];
+
 /// The vendor routes open under a WebDriver session.
 pub(crate) const ALLOWED_VENDOR: &[VendorRoute] = &[
     VendorRoute {
