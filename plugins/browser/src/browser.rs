@@ -359,7 +359,10 @@ impl Browser {
     /// frame callbacks and requests. Answers whether the page is settled for
     /// [`Browser::settle`] too (loaded, no navigation or download marked), so
     /// an input that starts neither costs no second round trip; `None` when
-    /// the script could not tell.
+    /// the script could not tell, or when the focus went into a frame (keys
+    /// typed next must wait for a cross-origin frame to take the focus, which
+    /// Chromium hands over asynchronously: the settle probe's round trip is
+    /// that wait).
     fn quiet(&mut self, tab: u32, scrolled: bool) -> Option<bool> {
         const QUIET_JS: &str = "const done = arguments[arguments.length - 1]; \
             const [quiet, maxBusy, maxWork, maxFetch, scrolled] = arguments; const t0 = performance.now(), since = t0 - 250; \
@@ -385,6 +388,7 @@ impl Browser {
                 if (now - t0 >= (fetching ? maxFetch : working ? maxWork : maxBusy)) break; \
                 await later(due > now ? Math.max(1, Math.min(20, due - now + 1)) : 5); } \
               mo.disconnect(); done((() => {\
+                if (document.activeElement && /^I?FRAME$/.test(document.activeElement.tagName)) return null; \
                 const reg = window.__stephostRefs; \
                 const recent = (t) => t && performance.now() - t < 3000; \
                 if (reg && reg.doc === document && (recent(reg.navigating) || recent(reg.downloading))) return false; \
