@@ -68,6 +68,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "rf"))
+from stdio_mcp import StdioClient  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_VENV = ROOT / ".venv-rfmcp"
 REQUIREMENTS = ROOT / "bench" / "requirements-rf-mcp.txt"
@@ -160,53 +163,17 @@ def instrument_validation():
 
 # --- a bare JSON-RPC client: the same servers and batches without the SDK -----------------
 
-class RawClient:
-    """Newline-delimited JSON-RPC over the server's stdin/stdout, blocking, no schema
-    validation and no pydantic: what the servers cost with the least a client can do."""
+class RawClient(StdioClient):
+    """tests/rf/stdio_mcp.py's bare client on a benchmarked server, its stderr kept in
+    the server's log."""
 
     def __init__(self, server):
         self.errlog = open(server.log_path, "a")
-        self.proc = subprocess.Popen([server.command, *server.args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=self.errlog, env=server.env, cwd=server.cwd)
-        self.next_id = 0
-        self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                    "clientInfo": {"name": "rf_bench-raw", "version": "0"}})
-        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-
-    def send(self, message):
-        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
-        self.proc.stdin.flush()
-
-    def request(self, method, params):
-        self.next_id += 1
-        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
-        while True:
-            line = self.proc.stdout.readline()
-            if not line:
-                raise RuntimeError(f"server closed stdout during {method}")
-            message = json.loads(line)
-            if message.get("id") == self.next_id:
-                self.last_bytes = len(line)
-                if "error" in message:
-                    raise RuntimeError(f"{method}: {message['error']}")
-                return message["result"]
-
-    def call_tool(self, name, arguments):
-        result = self.request("tools/call", {"name": name, "arguments": arguments})
-        out = result.get("structuredContent")
-        if out is None:
-            with contextlib.suppress(Exception):
-                out = json.loads(result["content"][0]["text"])
-        return result, out or {}
+        super().__init__([server.command, *server.args], env=server.env, cwd=server.cwd, stderr=self.errlog,
+                         name="rf_bench-raw")
 
     def close(self):
-        with contextlib.suppress(OSError):
-            self.proc.stdin.close()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        super().close()
         self.errlog.close()
 
 

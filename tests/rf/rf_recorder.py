@@ -1,4 +1,5 @@
-"""Robot Framework helper library for differential.py: records each case's outcome.
+"""Robot Framework helper library for differential.py and atest_differential.py: records
+each case's or step's outcome.
 
 `Record Case Result    ${result}` stores the `(status, value)` pair that `Run Keyword And
 Ignore Error` returned, with the value converted to JSON the way the rf plugin converts
@@ -10,6 +11,8 @@ the case are captured by a listener in differential.py.
 import math
 
 RESULTS = {}
+# Steps of atest_differential.py that began, for those that end their test.
+STARTED = set()
 
 
 def to_json(value):
@@ -26,12 +29,21 @@ def to_json(value):
     return str(value)
 
 
+def record(key, status, value):
+    RESULTS[key] = {"status": "PASS", "value": to_json(value)} if status == "PASS" else {"status": status, "message": value}
+
+
 class rf_recorder:
     ROBOT_LIBRARY_SCOPE = "GLOBAL"
 
     def record_case_result(self, case_id, result):
-        status, value = result
-        if status == "PASS":
-            RESULTS[case_id] = {"status": "PASS", "value": to_json(value)}
-        else:
-            RESULTS[case_id] = {"status": "FAIL", "message": value}
+        record(case_id, *result)
+
+    def begin_step(self, step_id):
+        STARTED.add(step_id)
+
+    def record_step_pass(self, step_id, value):
+        record(step_id, "PASS", value)
+
+    def record_step_fail(self, step_id, message):
+        record(step_id, "FAIL", message)

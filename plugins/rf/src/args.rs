@@ -46,7 +46,7 @@ pub enum Ty {
 
 impl Ty {
     /// Parses a libdoc type.
-    fn parse(text: &str) -> Ty {
+    pub(crate) fn parse(text: &str) -> Ty {
         let members = split_top(text, '|');
         if members.len() > 1 {
             return Ty::Union(members.iter().map(|m| Ty::parse(m)).collect());
@@ -56,7 +56,7 @@ impl Ty {
             return Ty::Lit(
                 split_top(inner, ',')
                     .iter()
-                    .map(|o| o.trim().trim_matches('\'').to_string())
+                    .map(|o| o.trim().trim_matches(['\'', '"']).to_string())
                     .collect(),
             );
         }
@@ -122,7 +122,7 @@ impl Ty {
 
     /// Converts `v`; `Err(Some(detail))` and `Err(None)` are failures with and without
     /// a detail for the message.
-    fn convert(&self, v: &Value) -> Result<Value, Option<String>> {
+    pub(crate) fn convert(&self, v: &Value) -> Result<Value, Option<String>> {
         if self.accepts(v) {
             return Ok(v.clone());
         }
@@ -798,7 +798,8 @@ impl Resolve<'_> {
     }
 }
 
-/// Converts one argument, with RF's error message.
+/// Converts argument `name` to `ty` with RF's error; an empty `name` words the error as
+/// RF does for a value converted on its own.
 pub fn convert(name: &str, ty: &Ty, v: &Value) -> RfResult<Value> {
     ty.convert(v).map_err(|detail| {
         let typ = if matches!(v, Value::Str(_)) {
@@ -810,11 +811,16 @@ pub fn convert(name: &str, ty: &Ty, v: &Value) -> RfResult<Value> {
             Some(d) => format!(": {d}"),
             None => ".".into(),
         };
-        RfError::conversion(format!(
-            "Argument '{name}' got value '{}'{typ} that cannot be converted to {}{ending}",
-            v.to_str(),
-            ty.name()
-        ))
+        // Without a name (RF's `TypeInfo.convert(value)`), the value stands in for it.
+        let what = if name.is_empty() {
+            format!("Argument '{}'{typ} cannot", v.to_str())
+        } else {
+            format!(
+                "Argument '{name}' got value '{}'{typ} that cannot",
+                v.to_str()
+            )
+        };
+        RfError::conversion(format!("{what} be converted to {}{ending}", ty.name()))
     })
 }
 

@@ -114,6 +114,8 @@ pub struct Session {
     depth: usize,
     rng: u64,
     pub(crate) transport: Box<dyn Transport>,
+    /// The test and suite the session stands for: tags, message, documentation, metadata.
+    pub(crate) context: crate::keywords::RunContext,
 }
 
 impl Session {
@@ -134,6 +136,7 @@ impl Session {
             depth: 0,
             rng: RandomState::new().hash_one(0x5eed_u64) | 1,
             transport,
+            context: Default::default(),
         }
     }
 
@@ -482,6 +485,71 @@ impl Session {
         }
     }
 
+    /// Assigns a keyword's return value to its targets as RF's `${a}    ${b} =` does: one
+    /// target takes the value as it is; several unpack a list-like value (None gives each
+    /// scalar None), and one `@{list}` among them takes what the scalars leave. Every
+    /// count is checked before anything is assigned.
+    pub fn assign_all(&mut self, targets: &[String], value: Value) -> RfResult<()> {
+        match targets {
+            [] => return Ok(()),
+            [one] => return self.assign(one, value),
+            _ => {}
+        }
+        let names: Vec<&str> = targets
+            .iter()
+            .map(|t| t.trim().trim_end_matches('=').trim_end())
+            .collect();
+        let list_at = names.iter().position(|n| n.starts_with('@'));
+        if names.iter().filter(|n| n.starts_with('@')).count() > 1 {
+            return Err(RfError::invalid(
+                "Assignment can contain only one list variable.",
+            ));
+        }
+        if names.iter().any(|n| n.starts_with('&')) {
+            return Err(RfError::invalid(
+                "Dictionary variable cannot be assigned with other variables.",
+            ));
+        }
+        let minimum = names.len() - usize::from(list_at.is_some());
+        let expected_list = |v: &Value| {
+            RfError::data(format!(
+                "Cannot set variables: Expected list-like value, got {}.",
+                v.type_name()
+            ))
+        };
+        let items = match &value {
+            Value::None => vec![Value::None; minimum],
+            Value::Str(_) => return Err(expected_list(&value)),
+            other => other.list_items().ok_or_else(|| expected_list(other))?,
+        };
+        let values: Vec<Value> = match list_at {
+            None if items.len() != minimum => {
+                return Err(RfError::data(format!(
+                    "Cannot set variables: Expected {minimum} return values, got {}.",
+                    items.len()
+                )));
+            }
+            None => items,
+            Some(_) if items.len() < minimum => {
+                return Err(RfError::data(format!(
+                    "Cannot set variables: Expected {minimum} or more return values, got {}.",
+                    items.len()
+                )));
+            }
+            Some(at) => {
+                let rest = items.len() - minimum;
+                let mut values: Vec<Value> = items[..at].to_vec();
+                values.push(Value::list(items[at..at + rest].to_vec()));
+                values.extend_from_slice(&items[at + rest..]);
+                values
+            }
+        };
+        for (name, value) in names.iter().zip(values) {
+            self.assign(name, value)?;
+        }
+        Ok(())
+    }
+
     /// Assigns a keyword's return value to `${name}`, `@{name}` or `&{name}` (a bare name
     /// means `${name}`), with RF's checks and its `${x} = value` log line.
     pub fn assign(&mut self, target: &str, value: Value) -> RfResult<()> {
@@ -501,6 +569,12 @@ impl Session {
             }
         };
         let decorated = format!("{identifier}{{{base}}}");
+        let value = match (identifier, &value) {
+            // RF: a keyword returning None gives `@{x} =` an empty list, `&{x} =` an empty dict.
+            ('@', Value::None) => Value::list(Vec::new()),
+            ('&', Value::None) => Value::dict(Vec::new(), true),
+            _ => value,
+        };
         let value = match identifier {
             '@' => match value.list_items() {
                 Some(items) => Value::list(items),

@@ -14,11 +14,11 @@ pub fn normalize(s: &str, ignore: &[&str], caseless: bool, spaceless: bool) -> S
         s.to_string()
     };
     if caseless {
-        out = out.to_lowercase();
+        out = crate::pystr::casefold(&out);
     }
     for ign in ignore {
         let ign = if caseless {
-            ign.to_lowercase()
+            crate::pystr::casefold(ign)
         } else {
             ign.to_string()
         };

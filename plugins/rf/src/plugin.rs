@@ -77,7 +77,12 @@ pub fn verbs() -> Vec<Verb<Session>> {
                 json!({
                     "keyword": {"type": "string", "minLength": 1, "description": "e.g. `Should Be Equal`, `Calc.Add`."},
                     "args": {"type": "array", "default": []},
-                    "assign": {"type": "string", "description": "`name`, `${name}`, `@{name}` or `&{name}`."},
+                    "assign": {
+                        "type": ["string", "array"],
+                        "items": {"type": "string"},
+                        "maxItems": 64,
+                        "description": "`name`, `${name}`, `@{name}` or `&{name}`; a list unpacks like `${a}    @{rest} =`."
+                    },
                     "timeout_ms": {"type": "integer", "minimum": 0, "description": "Ignored: the host enforces step timeouts."}
                 }),
                 &["keyword"],
@@ -187,12 +192,23 @@ fn run_keyword(session: &mut Session, args: &Args) -> Result<Output, Failure> {
             );
         }
     };
-    let assign = args.opt_str("assign")?;
+    let bad_assign = || {
+        Failure::invalid_input("`assign` must be a name or a list of names").with_field("assign")
+    };
+    let targets: Vec<String> = match args.get("assign") {
+        None | Some(Json::Null) => Vec::new(),
+        Some(Json::String(one)) => vec![one.clone()],
+        Some(Json::Array(many)) => many
+            .iter()
+            .map(|t| t.as_str().map(str::to_owned))
+            .collect::<Option<_>>()
+            .ok_or_else(bad_assign)?,
+        Some(_) => return Err(bad_assign()),
+    };
     session.take_logs();
-    let result = session.run(&keyword, &cells).and_then(|v| match assign {
-        Some(target) => session.assign(target, v.clone()).map(|()| v),
-        None => Ok(v),
-    });
+    let result = session
+        .run(&keyword, &cells)
+        .and_then(|v| session.assign_all(&targets, v.clone()).map(|()| v));
     match result {
         Ok(value) => {
             let logs = session.take_logs();

@@ -177,6 +177,22 @@ fn replace_empty(s: &str, new: &str, limit: usize) -> String {
     out
 }
 
+/// `s.casefold()`: Unicode full case folding (`Straße` and `STRASSE` fold alike), which
+/// RF's `ignore_case` and name normalization use where `lower()` would keep `ß`.
+pub fn casefold(s: &str) -> String {
+    caseless::default_case_fold_str(s)
+}
+
+/// NFC normalization, as RF's `safe_str` applies to every string it shows or compares
+/// as text (`A` + combining ring and `Å` are one string there).
+pub fn nfc(s: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    if unicode_normalization::is_nfc_quick(s.chars()) == unicode_normalization::IsNormalized::Yes {
+        return s.to_string();
+    }
+    s.nfc().collect()
+}
+
 /// `s.title()`: the first letter of every run of letters upper case, the rest lower.
 pub fn title(s: &str) -> String {
     let mut out = String::with_capacity(s.len());

@@ -227,6 +227,12 @@ impl Value {
         }
     }
 
+    /// RF's `safe_str(x)` itself: [`Value::to_str`] in NFC, as RF converts, compares as
+    /// strings and formats values for messages.
+    pub fn safe_str(&self) -> String {
+        crate::pystr::nfc(&self.to_str())
+    }
+
     /// Python's `repr(x)`.
     pub fn repr(&self) -> String {
         let mut out = String::new();

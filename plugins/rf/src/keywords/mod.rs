@@ -6,6 +6,7 @@
 //! takes part in lookup and suggestions, and fails saying it is not supported here.
 
 mod builtin;
+pub(crate) use builtin::RunContext;
 pub(crate) mod catalog;
 mod collections;
 mod normalizer;

@@ -84,7 +84,7 @@ impl Normalizer {
 
     fn string(&self, s: &str) -> String {
         let mut out = if self.case {
-            s.to_lowercase()
+            crate::pystr::casefold(s)
         } else {
             s.to_string()
         };

@@ -85,7 +85,7 @@ pub(super) fn lookup(name: &str) -> Option<Run> {
                 .to_str();
             matching_lines(s, &b.get("string"), |line| {
                 let line = if ignore {
-                    line.to_lowercase()
+                    crate::pystr::casefold(line)
                 } else {
                     line.to_string()
                 };
@@ -96,13 +96,13 @@ pub(super) fn lookup(name: &str) -> Option<Run> {
             let ignore = case_flag(b);
             let pattern = text_of(&b.get("pattern"));
             let pattern = if ignore {
-                pattern.to_lowercase()
+                crate::pystr::casefold(&pattern)
             } else {
                 pattern
             };
             matching_lines(s, &b.get("string"), |line| {
                 let line = if ignore {
-                    line.to_lowercase()
+                    crate::pystr::casefold(line)
                 } else {
                     line.to_string()
                 };

@@ -189,15 +189,78 @@ fn run_keyword_family() {
 #[test]
 fn keywords_needing_a_test_say_so() {
     let mut s = session();
-    let (code, message) = err(&mut s, "Set Tags", &["x"]);
+    let (code, message) = err(&mut s, "Import Resource", &["x.resource"]);
     assert_eq!(code, Code::Failed);
     assert!(
-        message.contains("'BuiltIn.Set Tags' is not supported in the rf sandbox"),
+        message.contains("'BuiltIn.Import Resource' is not supported in the rf sandbox"),
         "{message}"
+    );
+    assert_eq!(
+        err(&mut s, "Get Library Instance", &["Nope"]).1,
+        "No library 'Nope' found."
+    );
+    ok(&mut s, "Reload Library", &["string"]);
+    assert!(
+        s.take_logs()[0]
+            .message
+            .starts_with("Reloaded library String with ")
     );
     assert_eq!(
         err(&mut s, "Exit For Loop", &[]).1,
         "'Exit For Loop' can only be used inside a loop."
+    );
+}
+
+#[test]
+fn the_session_is_a_test_with_tags_message_and_metadata() {
+    let mut s = session();
+    ok(&mut s, "Set Tags", &["smoke", "B_2", "NONE", "b 2", ""]);
+    assert_eq!(
+        s.take_logs()[0].message,
+        "Set tags 'smoke', 'B_2', 'NONE', 'b 2' and ''."
+    );
+    ok(&mut s, "Set Tags", &["Alpha"]);
+    assert_eq!(
+        ok(&mut s, "Set Variable", &["${TEST TAGS}"]).repr(),
+        "['Alpha', 'B_2', 'smoke']"
+    );
+    ok(&mut s, "Remove Tags", &["sm*", "b2"]);
+    assert_eq!(s.context.tags, ["Alpha"]);
+    ok(&mut s, "Set Test Message", &["first"]);
+    ok(
+        &mut s,
+        "Set Test Message",
+        &["second", "append=yes", "separator=; "],
+    );
+    assert_eq!(s.context.message, "first; second");
+    assert_eq!(
+        s.take_logs().last().map(|l| l.message.clone()),
+        Some("Set test message to:\nfirst; second".to_string())
+    );
+    ok(&mut s, "Set Test Documentation", &["doc"]);
+    ok(&mut s, "Set Test Documentation", &["more", "append=True"]);
+    assert_eq!(
+        ok(&mut s, "Set Variable", &["${TEST DOCUMENTATION}"]).repr(),
+        "'doc more'"
+    );
+    ok(&mut s, "Set Suite Metadata", &["Ver sion", "1"]);
+    ok(
+        &mut s,
+        "Set Suite Metadata",
+        &["version", "2", "append=True", "separator=."],
+    );
+    assert_eq!(
+        ok(&mut s, "Set Variable", &["${SUITE METADATA}"]).repr(),
+        "{'Ver sion': '1.2'}"
+    );
+    assert_eq!(
+        s.take_logs().last().map(|l| l.message.clone()),
+        Some("Set suite metadata 'version' to value '1.2'.".to_string())
+    );
+    ok(&mut s, "Set Task Metadata", &["k", "v"]);
+    assert_eq!(
+        s.context.test_metadata,
+        [("k".to_string(), "v".to_string())]
     );
 }
 
@@ -496,5 +559,127 @@ fn mutations_through_run_keyword_wrappers() {
     assert_eq!(
         ok(&mut s, "Evaluate", &["$L"]).repr(),
         "['b', 'a', 'c', 'e', 'f', 'f', 'f', 'g', 'g']"
+    );
+}
+
+#[test]
+fn case_folds_and_strings_compare_in_nfc() {
+    let mut s = session();
+    ok(
+        &mut s,
+        "Should Be Equal",
+        &["Straße", "STRASSE", "ignore_case=True"],
+    );
+    ok(
+        &mut s,
+        "Should Contain",
+        &["Straße", "SS", "ignore_case=True"],
+    );
+    ok(&mut s, "Should Be Equal As Strings", &["Å", "A\u{30a}"]);
+    ok(&mut s, "Should Be Equal As Strings", &["Å", "\u{212b}"]);
+    assert_eq!(
+        err(
+            &mut s,
+            "Should Be Equal",
+            &["Ä", "A\u{308}", "formatter=repr"]
+        )
+        .1,
+        "'Ä' (string) != 'Ä' (string)"
+    );
+    let nfc = ok(&mut s, "Convert To String", &["hyva\u{308}"]);
+    assert_eq!(nfc.repr(), "'hyvä'");
+    assert_eq!(
+        err(&mut s, "Get Variable Value", &["notvar"]).1,
+        "Invalid variable name 'notvar'."
+    );
+    assert_eq!(
+        err(&mut s, "Log", &["${42}", "formatter=len"]).1,
+        "TypeError: object of type 'int' has no len()"
+    );
+}
+
+#[test]
+fn bytes_are_built_and_counted_like_python() {
+    let mut s = session();
+    assert_eq!(
+        ok(&mut s, "Evaluate", &["bytes([0, 1, 255])"]).repr(),
+        "b'\\x00\\x01\\xff'"
+    );
+    assert_eq!(
+        ok(&mut s, "Evaluate", &["bytes('ä', 'latin-1')"]).repr(),
+        "b'\\xe4'"
+    );
+    assert_eq!(
+        ok(&mut s, "Evaluate", &["bytes(3)"]).repr(),
+        "b'\\x00\\x00\\x00'"
+    );
+    assert_eq!(
+        err(&mut s, "Evaluate", &["bytes([256])"]).1,
+        "Evaluating expression 'bytes([256])' failed: ValueError: bytes must be in range(0, 256)"
+    );
+    assert_eq!(
+        err(&mut s, "Evaluate", &["bytes('ä', 'ascii')"]).1,
+        "Evaluating expression \"bytes('ä', 'ascii')\" failed: UnicodeEncodeError: 'ascii' codec can't encode character '\\xe4' in position 0: ordinal not in range(128)"
+    );
+    ok(
+        &mut s,
+        "Should Contain X Times",
+        &["${{b'good'}}", "o", "2"],
+    );
+    ok(
+        &mut s,
+        "Should Contain X Times",
+        &["${{bytes([0, 1, 1, 1])}}", "${1}", "3"],
+    );
+    assert_eq!(
+        err(
+            &mut s,
+            "Should Contain X Times",
+            &["${{b'good'}}", "x", "1"]
+        )
+        .1,
+        "b'good' contains 'b'x'' 0 times, not 1 time."
+    );
+}
+
+#[test]
+fn should_be_equal_converts_to_parametrized_types() {
+    let mut s = session();
+    ok(
+        &mut s,
+        "Should Be Equal",
+        &["${{[1, 2, 'x']}}", "[1, 2.0, 'x']", "type=list[int|str]"],
+    );
+    ok(
+        &mut s,
+        "Should Be Equal",
+        &["${{[b'a', b'b']}}", "[\"a\", \"b\"]", "type=list[bytes]"],
+    );
+    ok(
+        &mut s,
+        "Should Be Equal",
+        &["Cat", "cat", "type=Literal[\"Dog\", \"Cat\"]"],
+    );
+    ok(
+        &mut s,
+        "Should Be Equal",
+        &["${{[1, 2]}}", "['1', '2']", "types=list[str]"],
+    );
+    assert_eq!(
+        err(
+            &mut s,
+            "Should Be Equal",
+            &["${{[1, 2]}}", "['1', '2']", "type=list[str]"]
+        )
+        .1,
+        "ValueError: Argument 'first' got value [1, 2] that does not match type 'list[str]'."
+    );
+    assert_eq!(
+        err(&mut s, "Should Be Equal", &["${42}", "x", "type=bad"]).1,
+        "TypeError: Unrecognized type 'bad'."
+    );
+    assert_eq!(
+        err(&mut s, "Should Be Equal", &["${42}", "${42}", "types=auto"]).1,
+        "TypeError: Unrecognized type 'auto'."
     );
 }

@@ -84,6 +84,75 @@ fn values_logs_and_assign() {
 }
 
 #[test]
+fn assign_unpacks_like_rf() {
+    let mut s = session();
+    let list = |s: &mut Session, assign: Json| {
+        run(
+            s,
+            json!({"keyword": "Create List", "args": ["a", "b", "c"], "assign": assign}),
+        )
+    };
+    list(&mut s, json!(["x", "@{rest}"])).unwrap();
+    list(&mut s, json!(["${first}", "@{mid}", "last"])).unwrap();
+    let vars = call(&mut s, "variables", "{}").unwrap().value;
+    assert_eq!(vars["x"], json!("a"));
+    assert_eq!(vars["rest"], json!(["b", "c"]));
+    assert_eq!(
+        (&vars["first"], &vars["mid"], &vars["last"]),
+        (&json!("a"), &json!(["b"]), &json!("c"))
+    );
+    let message = |r: Result<Out, Failure>| r.unwrap_err().message;
+    assert_eq!(
+        message(list(&mut s, json!(["a", "b"]))),
+        "Cannot set variables: Expected 2 return values, got 3."
+    );
+    assert_eq!(
+        message(list(&mut s, json!(["a", "b", "c", "d", "@{e}"]))),
+        "Cannot set variables: Expected 4 or more return values, got 3."
+    );
+    assert_eq!(
+        message(list(&mut s, json!(["@{a}", "@{b}"]))),
+        "Assignment can contain only one list variable."
+    );
+    assert_eq!(
+        message(list(&mut s, json!(["a", "&{b}"]))),
+        "Dictionary variable cannot be assigned with other variables."
+    );
+    let text = |s: &mut Session, assign: Json| {
+        run(
+            s,
+            json!({"keyword": "Set Variable", "args": ["ab"], "assign": assign}),
+        )
+    };
+    assert_eq!(
+        message(text(&mut s, json!(["a", "b"]))),
+        "Cannot set variables: Expected list-like value, got string."
+    );
+    // None gives every scalar None, and `@{x}` / `&{x}` an empty list / dict.
+    run(
+        &mut s,
+        json!({"keyword": "No Operation", "assign": ["n1", "n2"]}),
+    )
+    .unwrap();
+    run(
+        &mut s,
+        json!({"keyword": "No Operation", "assign": "@{empty}"}),
+    )
+    .unwrap();
+    run(
+        &mut s,
+        json!({"keyword": "No Operation", "assign": "&{nothing}"}),
+    )
+    .unwrap();
+    let vars = call(&mut s, "variables", "{}").unwrap().value;
+    assert_eq!((&vars["n1"], &vars["n2"]), (&Json::Null, &Json::Null));
+    assert_eq!((&vars["empty"], &vars["nothing"]), (&json!([]), &json!({})));
+    let f = run(&mut s, json!({"keyword": "No Operation", "assign": [1]})).unwrap_err();
+    assert_eq!(f.code, FailureCode::InvalidInput);
+    assert_eq!(f.details_json()["field"], "assign");
+}
+
+#[test]
 fn failure_codes() {
     let mut s = session();
     let f = run(&mut s, json!({"keyword": "Nope Nope"})).unwrap_err();

@@ -39,6 +39,7 @@ pub(super) const BUILTINS: &[&str] = &[
     "pow",
     "isinstance",
     "type",
+    "bytes",
 ];
 
 /// Whether `name` is a builtin function here.
@@ -440,9 +441,99 @@ pub(in crate::expr) fn call_builtin(
         "type" => Err(type_err(
             "type objects are not supported in this evaluator (use type(x).__name__)",
         )),
+        "bytes" => to_bytes(args, kwargs),
         other => Err(EvalError::py(
             "NameError",
             format!("name '{other}' is not defined nor importable as module"),
         )),
+    }
+}
+
+/// Python's `bytes(...)`: of nothing, a size, bytes, an iterable of ints, or text with
+/// an encoding (`utf-8`, `ascii`, `latin-1`).
+fn to_bytes(args: &[Value], kwargs: &[(String, Value)]) -> Result<Value, EvalError> {
+    arity("bytes", args, 0, 3)?;
+    let encoding = kwarg(kwargs, "encoding").or(args.get(1));
+    let source = args.first().or(kwarg(kwargs, "source"));
+    let bytes = match (source, encoding) {
+        (None, None) => Vec::new(),
+        (Some(Value::Str(text)), Some(enc)) => encode(text, &py_str(enc))?,
+        (Some(Value::Str(_)), None) => return Err(type_err("string argument without an encoding")),
+        (_, Some(_)) => return Err(type_err("encoding without a string argument")),
+        (Some(Value::Bytes(b)), None) => b.clone(),
+        (Some(Value::Int(n)), None) => {
+            let n = usize::try_from(*n).map_err(|_| value_err("negative count"))?;
+            // The evaluator's values live in the plugin's memory: a size past its
+            // budget fails like Python's MemoryError, not by aborting the plugin.
+            if n > 1 << 24 {
+                return Err(EvalError::py("MemoryError", ""));
+            }
+            vec![0; n]
+        }
+        (Some(Value::Bool(b)), None) => vec![0; usize::from(*b)],
+        (Some(other), None) => {
+            let items = iterate(other).map_err(|_| {
+                type_err(format!(
+                    "cannot convert '{}' object to bytes",
+                    other.py_type()
+                ))
+            })?;
+            let mut out = Vec::with_capacity(items.len());
+            for item in items {
+                let n = match item {
+                    Value::Int(n) => n,
+                    Value::Bool(b) => i64::from(b),
+                    other => {
+                        return Err(type_err(format!(
+                            "'{}' object cannot be interpreted as an integer",
+                            other.py_type()
+                        )));
+                    }
+                };
+                out.push(u8::try_from(n).map_err(|_| value_err("bytes must be in range(0, 256)"))?);
+            }
+            out
+        }
+    };
+    Ok(Value::Bytes(bytes))
+}
+
+fn encode(text: &str, encoding: &str) -> Result<Vec<u8>, EvalError> {
+    match encoding.to_lowercase().replace('_', "-").as_str() {
+        "utf-8" | "utf8" => Ok(text.as_bytes().to_vec()),
+        enc @ ("ascii" | "latin-1" | "latin1" | "iso-8859-1") => {
+            let limit = if enc == "ascii" { 0x80 } else { 0x100 };
+            let name = if enc == "ascii" { "ascii" } else { "latin-1" };
+            text.chars()
+                .enumerate()
+                .map(|(i, c)| {
+                    u8::try_from(u32::from(c))
+                        .ok()
+                        .filter(|&b| u32::from(b) < limit)
+                        .ok_or_else(|| {
+                            EvalError::py(
+                                "UnicodeEncodeError",
+                                format!(
+                                    "'{name}' codec can't encode character '{}' in position {i}: ordinal not in range({limit})",
+                                    char_escape(c)
+                                ),
+                            )
+                        })
+                })
+                .collect()
+        }
+        other => Err(EvalError::py(
+            "LookupError",
+            format!("unknown encoding: {other}"),
+        )),
+    }
+}
+
+/// How Python's codec errors show a character: `\xe4`, `\u0666`, `\U0001f600`.
+fn char_escape(c: char) -> String {
+    match u32::from(c) {
+        n @ 0..=0xff => format!("\\x{n:02x}"),
+        n @ 0x100..=0xffff => format!("\\u{n:04x}"),
+        n => format!("\\U{n:08x}"),
     }
 }

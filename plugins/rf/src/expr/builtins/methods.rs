@@ -185,7 +185,8 @@ pub(super) fn str_method(
     let flag = |b: bool| Ok(Value::Bool(b));
     match method {
         "upper" => text(s.to_uppercase()),
-        "lower" | "casefold" => text(s.to_lowercase()),
+        "lower" => text(s.to_lowercase()),
+        "casefold" => text(crate::pystr::casefold(s)),
         "title" => text(pystr::title(s)),
         "capitalize" => text(pystr::capitalize(s)),
         "swapcase" => text(

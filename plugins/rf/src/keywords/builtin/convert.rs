@@ -175,7 +175,12 @@ pub(super) fn dict_items(s: &Session, items: &[Arg]) -> RfResult<Vec<(Value, Val
             Arg::Raw(r) => match split_from_equals(r) {
                 Some((k, v)) => {
                     let key = s.store.replace_scalar_str(&k)?;
-                    check_key(&key)?;
+                    if !key.hashable() {
+                        return Err(RfError::data(format!(
+                            "Creating dictionary variable failed: unhashable type: '{}'",
+                            key.py_type()
+                        )));
+                    }
                     out.push((key, s.store.replace_scalar_str(&v)?));
                 }
                 None => {

@@ -24,6 +24,12 @@ pub(super) fn catenate(_s: &mut Session, b: &Bound) -> RfResult<Value> {
 
 pub(super) fn log(s: &mut Session, b: &Bound) -> RfResult<Value> {
     let message = b.get("message");
+    if b.text("formatter").eq_ignore_ascii_case("len") && message.len().is_none() {
+        return Err(RfError::py(
+            "TypeError",
+            format!("object of type '{}' has no len()", message.py_type()),
+        ));
+    }
     let repr_arg = b.get("repr");
     let text = if matches!(&repr_arg, Value::Str(t) if t == "DEPRECATED") {
         format_with(&b.text("formatter"), &message)

@@ -2,12 +2,14 @@
 //! robot/libraries/BuiltIn.py: the name-to-implementation table and the helpers the
 //! other libraries share; the keywords themselves live in the submodules.
 
+mod context;
 mod convert;
 mod misc;
 mod variables;
 mod verify;
 
 // The submodules' keyword functions, for the table below.
+use context::*;
 use convert::*;
 use misc::*;
 use variables::*;
@@ -20,6 +22,8 @@ use crate::error::{RfError, RfResult};
 use crate::expr;
 use crate::pynum::{parse_float, parse_int, round_float};
 use crate::value::{Value, latin1};
+
+pub(crate) use context::RunContext;
 
 /// The implementation of BuiltIn keyword `name`, if it has one here.
 pub(super) fn lookup(name: &str) -> Option<Run> {
@@ -53,7 +57,7 @@ pub(super) fn lookup(name: &str) -> Option<Run> {
                 b.int("precision"),
             )?))
         },
-        "Convert To String" => |_, b| Ok(Value::Str(b.get("item").to_str())),
+        "Convert To String" => |_, b| Ok(Value::Str(b.get("item").safe_str())),
         "Create Dictionary" => create_dictionary,
         "Create List" => |_, b| Ok(Value::list(b.varargs.clone())),
         "Evaluate" => evaluate,
@@ -94,6 +98,15 @@ pub(super) fn lookup(name: &str) -> Option<Run> {
         | "Set Suite Variable"
         | "Set Task Variable"
         | "Set Test Variable" => set_scoped_variable,
+        "Set Tags" => set_tags,
+        "Get Library Instance" => get_library_instance,
+        "Reload Library" => reload_library,
+        "Remove Tags" => remove_tags,
+        "Set Test Message" => set_test_message,
+        "Set Test Documentation" => set_test_documentation,
+        "Set Suite Documentation" => set_suite_documentation,
+        "Set Test Metadata" | "Set Task Metadata" => set_test_metadata,
+        "Set Suite Metadata" => set_suite_metadata,
         "Set Variable" => |_, b| {
             Ok(match b.varargs.len() {
                 0 => Value::str(""),
@@ -360,11 +373,12 @@ pub(crate) fn get_length(s: &mut Session, item: &Value) -> RfResult<usize> {
 /// RF's formatters for `formatter=`.
 fn format_with(formatter: &str, v: &Value) -> String {
     match formatter.to_lowercase().as_str() {
-        "repr" => v.repr(),
+        // RF's `prepr` and `safe_str` give NFC text; `ascii` escapes what it would join.
+        "repr" => crate::pystr::nfc(&v.repr()),
         "ascii" => crate::pyfmt::ascii(&v.repr()),
         "len" => v.len().map(|n| n.to_string()).unwrap_or_default(),
         "type" => v.py_type().to_string(),
-        _ => v.to_str(),
+        _ => v.safe_str(),
     }
 }
 

@@ -100,7 +100,13 @@ pub(super) fn get_variable_value(s: &mut Session, b: &Bound) -> RfResult<Value> 
     let Some((name_arg, rest)) = b.rest.split_first() else {
         return Ok(Value::None);
     };
-    let found = var_name(s, name_arg, false).and_then(|n| s.store.replace_scalar_str(&n));
+    // An invalid name fails, as in RF; a variable that is not there, or one inside the
+    // name that does not resolve (RF's `VariableError`), gives the default.
+    let found = match var_name(s, name_arg, false) {
+        Err(e) if e.message.starts_with("Invalid variable name") => return Err(e),
+        Err(e) => Err(e),
+        Ok(name) => s.store.replace_scalar_str(&name),
+    };
     match found {
         Ok(v) => Ok(v),
         Err(_) => match rest.first() {

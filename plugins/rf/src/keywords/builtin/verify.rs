@@ -5,7 +5,7 @@ use super::{
     convert_to_integer, convert_to_number, format_with, get_length, get_msg, inequality, log_types,
     text_of, values_flag,
 };
-use crate::args::Bound;
+use crate::args::{Bound, Ty};
 use crate::engine::Session;
 use crate::error::{RfError, RfResult};
 use crate::keywords::normalizer::Normalizer;
@@ -30,8 +30,10 @@ pub(super) fn equal_or_fail(
     )))
 }
 
+/// BuiltIn's `_ensure_bytes`: bytes as they are, anything else converted as RF's
+/// `TypeInfo.convert` does (so its error names the value, not an argument).
 pub(super) fn ensure_bytes(v: &Value) -> RfResult<Value> {
-    crate::args::convert("second", &crate::args::Ty::Bytes, v)
+    crate::args::convert("", &crate::args::Ty::Bytes, v)
 }
 
 pub(super) fn normalizer(b: &Bound) -> Normalizer {
@@ -119,33 +121,40 @@ pub(super) fn type_convert(
         .or(types.clone())
         .map(|v| v.to_str())
         .unwrap_or_default();
+    if types.is_some() && name.eq_ignore_ascii_case("auto") {
+        return Err(unrecognized(&name));
+    }
     let target = if name.eq_ignore_ascii_case("auto") {
         first.py_type().to_string()
     } else {
         name.clone()
     };
-    let parsed = match target.to_lowercase().as_str() {
-        "int" | "integer" => crate::args::Ty::Int,
-        "float" => crate::args::Ty::Float,
-        "str" | "string" => crate::args::Ty::Str,
-        "bool" | "boolean" => crate::args::Ty::Bool,
-        "list" => crate::args::Ty::MutSeq,
-        "dict" | "dictionary" => crate::args::Ty::Map,
-        "bytes" => crate::args::Ty::Bytes,
-        "none" | "nonetype" => crate::args::Ty::NoneT,
-        _ => {
-            return Err(RfError::py(
-                "TypeError",
-                format!("Type '{name}' is not supported by the rf sandbox's Should Be Equal."),
-            ));
-        }
+    let parsed = match parametrized(&target) {
+        Some(t) => t,
+        None => Target::Plain(match target.to_lowercase().as_str() {
+            "int" | "integer" => Ty::Int,
+            "float" => Ty::Float,
+            "str" | "string" => Ty::Str,
+            "bool" | "boolean" => Ty::Bool,
+            "list" => Ty::MutSeq,
+            "dict" | "dictionary" => Ty::Map,
+            "bytes" => Ty::Bytes,
+            "none" | "nonetype" => Ty::NoneT,
+            other if !known_type(other) => return Err(unrecognized(&name)),
+            _ => {
+                return Err(RfError::py(
+                    "TypeError",
+                    format!("Type '{name}' is not supported by the rf sandbox's Should Be Equal."),
+                ));
+            }
+        }),
     };
     let first = if types.is_some() {
-        crate::args::convert("first", &parsed, first)?
+        parsed.convert("first", first, &name)?
     } else {
-        let converted = crate::args::convert("first", &parsed, first).ok();
+        let converted = parsed.convert("first", first, &name).ok();
         match converted {
-            Some(c) if py_eq(&c, first) && c.py_type() == first.py_type() => c,
+            Some(c) if py_eq(&c, first) && same_types(&c, first) => c,
             _ => {
                 return Err(RfError::value(format!(
                     "Argument 'first' got value {} that does not match type '{name}'.",
@@ -154,7 +163,112 @@ pub(super) fn type_convert(
             }
         }
     };
-    Ok((first, crate::args::convert("second", &parsed, second)?))
+    Ok((first, parsed.convert("second", second, &name)?))
+}
+
+/// What `type=` names: a plain type, or `list[...]` of one (unions and literals too).
+enum Target {
+    Plain(Ty),
+    ListOf(Ty),
+}
+
+impl Target {
+    fn convert(&self, arg: &str, v: &Value, shown: &str) -> RfResult<Value> {
+        match self {
+            Target::Plain(ty) => crate::args::convert(arg, ty, v),
+            Target::ListOf(item) => {
+                let fail = || {
+                    RfError::value(format!(
+                        "Argument '{arg}' got value '{}' that cannot be converted to {shown}.",
+                        v.to_str()
+                    ))
+                };
+                let list = crate::args::convert(arg, &Ty::MutSeq, v).map_err(|_| fail())?;
+                let items = list.list_items().ok_or_else(fail)?;
+                let converted = items
+                    .iter()
+                    .map(|i| item.convert(i).map_err(|_| fail()))
+                    .collect::<RfResult<Vec<_>>>()?;
+                Ok(Value::list(converted))
+            }
+        }
+    }
+}
+
+/// `list[X]`, `Literal[...]` and `A | B` over the types the converter knows; `None` for
+/// anything else.
+fn parametrized(target: &str) -> Option<Target> {
+    let t = target.trim();
+    let simple = |ty: &Ty| match ty {
+        Ty::Union(members) => members.iter().all(|m| !matches!(m, Ty::Any | Ty::Union(_))),
+        Ty::Any => false,
+        _ => true,
+    };
+    if let Some(inner) = t.strip_prefix("list[").and_then(|r| r.strip_suffix(']')) {
+        let item = Ty::parse(inner);
+        return (simple(&item) && !inner.contains('[')).then_some(Target::ListOf(item));
+    }
+    if t.starts_with("Literal[") || (t.contains('|') && !t.contains('[')) {
+        let ty = Ty::parse(t);
+        return simple(&ty).then_some(Target::Plain(ty));
+    }
+    None
+}
+
+/// Whether `a` and `b` have the same Python type, item by item for lists.
+fn same_types(a: &Value, b: &Value) -> bool {
+    match (a.list_items(), b.list_items()) {
+        (Some(x), Some(y)) if a.py_type() == b.py_type() => {
+            x.len() == y.len() && x.iter().zip(&y).all(|(p, q)| same_types(p, q))
+        }
+        _ => a.py_type() == b.py_type(),
+    }
+}
+
+fn unrecognized(name: &str) -> RfError {
+    RfError::py("TypeError", format!("Unrecognized type '{name}'."))
+}
+
+/// Whether RF's type names include `name` (lower case; `list[int]` by its `list`, a union
+/// by its `|`): RF fails "Unrecognized type" for the rest, and so do we.
+fn known_type(name: &str) -> bool {
+    const NAMES: &[&str] = &[
+        "any",
+        "object",
+        "str",
+        "string",
+        "int",
+        "integer",
+        "float",
+        "double",
+        "decimal",
+        "bool",
+        "boolean",
+        "bytes",
+        "bytearray",
+        "datetime",
+        "date",
+        "timedelta",
+        "path",
+        "pathlike",
+        "none",
+        "nonetype",
+        "list",
+        "sequence",
+        "tuple",
+        "dict",
+        "dictionary",
+        "map",
+        "mapping",
+        "set",
+        "frozenset",
+        "literal",
+        "union",
+        "optional",
+        "secret",
+    ];
+    let base = name.split('[').next().unwrap_or(name).trim();
+    name.contains('|') || NAMES.contains(&base)
 }
 
 pub(super) fn should_not_be_equal(s: &mut Session, b: &Bound) -> RfResult<Value> {
@@ -216,8 +330,8 @@ pub(super) fn as_strings(s: &mut Session, b: &Bound, equal: bool) -> RfResult<Va
     let (first, second) = (b.get("first"), b.get("second"));
     log_types(s, &first, &second);
     let n = normalizer(b);
-    let first = n.normalize(&Value::Str(first.to_str()), false)?;
-    let second = n.normalize(&Value::Str(second.to_str()), false)?;
+    let first = n.normalize(&Value::Str(first.safe_str()), false)?;
+    let second = n.normalize(&Value::Str(second.safe_str()), false)?;
     let values = values_flag(s, b);
     if equal {
         let formatter = b.text("formatter");
@@ -366,8 +480,38 @@ pub(super) fn contain_any(b: &Bound, should: bool) -> RfResult<Value> {
     Ok(Value::None)
 }
 
+/// `bytes.count(sub)`: non-overlapping occurrences; an empty `sub` counts every gap.
+fn bytes_count(data: &[u8], sub: &[u8]) -> usize {
+    if sub.is_empty() {
+        return data.len() + 1;
+    }
+    let (mut n, mut at) = (0, 0);
+    while at + sub.len() <= data.len() {
+        if &data[at..at + sub.len()] == sub {
+            n += 1;
+            at += sub.len();
+        } else {
+            at += 1;
+        }
+    }
+    n
+}
+
 pub(super) fn count_in(s: &mut Session, container: &Value, item: &Value) -> RfResult<usize> {
     let count = match container {
+        Value::Bytes(data) => match item {
+            Value::Bytes(sub) => bytes_count(data, sub),
+            Value::Int(n) => data.iter().filter(|&&b| i64::from(b) == *n).count(),
+            other => {
+                return Err(RfError::py(
+                    "TypeError",
+                    format!(
+                        "argument should be integer or bytes-like object, not '{}'",
+                        other.py_type()
+                    ),
+                ));
+            }
+        },
         Value::Str(text) => match item {
             Value::Str(sub) => crate::pystr::count(text, sub),
             other => {
@@ -402,15 +546,23 @@ pub(super) fn get_count(s: &mut Session, b: &Bound) -> RfResult<Value> {
 pub(super) fn contain_x_times(s: &mut Session, b: &Bound) -> RfResult<Value> {
     let count = convert_to_integer(&b.get("count"), None)?;
     let orig = b.get("container");
+    let mut item = b.get("item");
+    if matches!(orig, Value::Bytes(_)) {
+        item = ensure_bytes(&item)?;
+    }
     let n = normalizer(b);
     let container = n.normalize(&orig, true)?;
-    let item = n.normalize(&b.get("item"), false)?;
+    let item = n.normalize(&item, false)?;
     let x = count_in(s, &container, &item)?;
     let msg = b.msg().unwrap_or_else(|| {
+        // An f-string shows bytes as their repr.
+        let shown = match &item {
+            Value::Bytes(_) => item.repr(),
+            other => other.to_str(),
+        };
         format!(
-            "{} contains '{}' {x} time{}, not {count} time{}.",
+            "{} contains '{shown}' {x} time{}, not {count} time{}.",
             orig.repr(),
-            item.to_str(),
             plural(x),
             plural(usize::try_from(count).unwrap_or(2))
         )
