@@ -75,14 +75,30 @@ class Desktop:
 
     def __enter__(self):
         need("Xvfb", "xterm", "xprop", "openbox")
+        try:
+            return self.start()
+        except BaseException:
+            # `with` calls __exit__ only after __enter__ returned: without this a failed
+            # start would leave its X server running and holding a display number.
+            self.__exit__(None, None, None)
+            raise
+
+    def start(self):
         self.display = free_display(91, 140)
         self.spawn("Xvfb", self.display, "-screen", "0", "1280x800x24", "-nolisten", "tcp")
         n = self.display[1:]
         wait_for(lambda: Path(f"/tmp/.X11-unix/X{n}").exists(), what="Xvfb")
         wait_for(lambda: subprocess.run(["xprop", "-root"], env=self.env(), capture_output=True).returncode == 0, what="X server")
         if self.wm == "openbox":
-            self.spawn("openbox")
-            wait_for(lambda: "window id" in self.xprop_root("_NET_SUPPORTING_WM_CHECK"), what="openbox")
+            log = self.dir / "openbox.log"
+            with open(log, "w") as out:
+                wm = subprocess.Popen(["openbox"], env=self.env(), stdout=out, stderr=out)
+            self.procs.append(wm)
+            try:
+                wait_for(lambda: "window id" in self.xprop_root("_NET_SUPPORTING_WM_CHECK"), what="openbox")
+            except AssertionError as e:
+                status = "running" if wm.poll() is None else f"exited with {wm.returncode}"
+                raise AssertionError(f"{e} on {self.display} (openbox {status}): {log.read_text()[-2000:]}") from None
         self.spawn(SYSTEM_PYTHON, str(APPS / "tk_app.py"), str(self.dir), TK_TITLE)
         self.recorded = self.dir / "recorded.bin"
         self.spawn("xterm", "-geometry", "60x10+700+420", "-T", "Recorder", "-e", SYSTEM_PYTHON, str(APPS / "recorder.py"), str(self.recorded))
