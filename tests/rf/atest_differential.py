@@ -128,15 +128,9 @@ def run_robot(tests):
 
 
 def run_plugin(tests, stephost, plugin_dirs):
-    cmd = [stephost]
-    for d in plugin_dirs:
-        cmd += ["--plugins", d]
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
-        if "STEPHOST_CONFIG" not in os.environ and any((Path(d) / "rf.wasm").exists() for d in plugin_dirs):
-            config = Path(tmp) / "no-builtin-rf.toml"
-            config.write_text('[plugins]\ndisable = ["rf"]\n')
-            cmd += ["--config", str(config)]
+        cmd = differential.stephost_command(stephost, plugin_dirs, tmp)
         server = StdioClient(cmd + ["serve"], name="atest-differential")
         try:
             for n, test in enumerate(tests):
@@ -173,13 +167,21 @@ def run_plugin(tests, stephost, plugin_dirs):
 # ---------------------------------------------------------------------------
 
 
+LIBRARIES = ("BuiltIn", "String", "Collections")
+
+
+def norm(name):
+    """A keyword name as RF matches it: spaces, underscores and case do not count."""
+    return re.sub(r"[\s_]", "", name).lower()
+
+
 def library_map():
+    """Normalized keyword name (plain and `Library.Keyword`) -> its library."""
     names = {}
-    for lib in ("BuiltIn", "String", "Collections"):
+    for lib in LIBRARIES:
         for kw in LibraryDocumentation(lib).keywords:
-            key = re.sub(r"[\s_]", "", kw.name).lower()
-            names[key] = lib
-            names[re.sub(r"[\s_]", "", f"{lib}.{kw.name}").lower()] = lib
+            names[norm(kw.name)] = lib
+            names[norm(f"{lib}.{kw.name}")] = lib
     return names
 
 
@@ -211,7 +213,7 @@ def main():
         for s in test["steps"]:
             if s["setup"]:
                 continue
-            lib = libs.get(re.sub(r"[\s_]", "", s["keyword"]).lower(), "?")
+            lib = libs.get(norm(s["keyword"]), "?")
             total, agree = per.get(lib, (0, 0))
             a = rf.get(s["id"], {"status": "MISSING", "message": "not run"})
             b = pl.get(s["id"], {"status": "MISSING", "message": "not run"})

@@ -40,13 +40,14 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from robot.api import get_model  # noqa: E402
-from robot.libdoc import LibraryDocumentation  # noqa: E402
 from robot.parsing.model.blocks import (  # noqa: E402
     KeywordSection,
     SettingSection,
     TestCaseSection,
     VariableSection,
 )
+import atest_differential  # noqa: E402
+from atest_differential import library_map, norm  # noqa: E402
 from robot.parsing.model.statements import (  # noqa: E402
     Arguments,
     Comment,
@@ -65,24 +66,10 @@ from robot.parsing.model.statements import (  # noqa: E402
     Variable,
 )
 
-LIBRARIES = ("BuiltIn", "String", "Collections")
 FOLDERS = ("builtin", "string", "collections")
 # Keywords whose outcome depends on the run rather than the call, or that stop the
 # whole run: not compared.
 SKIPPED = {"fatalerror", "sleep", "gettime", "setloglevel", "logvariables", "getvariables"}
-
-
-def norm(name):
-    return re.sub(r"[\s_]", "", name).lower()
-
-
-def library_keywords():
-    names = {}
-    for lib in LIBRARIES:
-        for kw in LibraryDocumentation(lib).keywords:
-            names[norm(kw.name)] = lib
-            names[norm(f"{lib}.{kw.name}")] = lib
-    return names
 
 
 class Extractor:
@@ -248,7 +235,7 @@ def main():
     ap.add_argument("--commit", help="the RF commit the checkout is at (read with git when not given)")
     opts = ap.parse_args()
     root = Path(opts.checkout).resolve()
-    keywords = library_keywords()
+    keywords = library_map()
     tests = []
     for folder in FOLDERS:
         base = root / "atest/testdata/standard_libraries" / folder
@@ -262,8 +249,6 @@ def main():
                 if any(not s["setup"] for s in test["steps"]):
                     tests.append(test)
     number_steps(tests)
-
-    import atest_differential  # noqa: E402 (imports robot's running model)
 
     first = atest_differential.run_robot(tests)
     # The second run takes the tests in reverse order: a call that passed only because

@@ -169,6 +169,19 @@ def step(keyword, args, assign=None, label=None):
     return {"plugin": "rf", "verb": "run_keyword", "label": label, "input": escape(inp)}
 
 
+def stephost_command(stephost, plugin_dirs, tmp):
+    """`stephost` with `--plugins` for each folder; when one holds an `rf.wasm`, a config
+    in `tmp` that leaves the built-in `rf` out (the host refuses two plugins of a name)."""
+    cmd = [stephost]
+    for d in plugin_dirs:
+        cmd += ["--plugins", d]
+    if "STEPHOST_CONFIG" not in os.environ and any((Path(d) / "rf.wasm").exists() for d in plugin_dirs):
+        config = Path(tmp) / "no-builtin-rf.toml"
+        config.write_text('[plugins]\ndisable = ["rf"]\n')
+        cmd += ["--config", str(config)]
+    return cmd
+
+
 def run_plugin(cases, stephost, plugin_dirs):
     steps, index = [], []
     for case in cases:
@@ -179,16 +192,8 @@ def run_plugin(cases, stephost, plugin_dirs):
         index.append((case["id"], setup_idx, len(steps)))
         steps.append(step(case["keyword"], case["args"], None, case["id"]))
     batch = {"steps": steps, "on_failure": "continue", "timeout_ms": 600000}
-    cmd = [stephost]
-    for d in plugin_dirs:
-        cmd += ["--plugins", d]
     with tempfile.TemporaryDirectory() as tmp:
-        if "STEPHOST_CONFIG" not in os.environ and any((Path(d) / "rf.wasm").exists() for d in plugin_dirs):
-            # The host refuses two plugins named `rf`: leave the built-in one out.
-            config = Path(tmp) / "no-builtin-rf.toml"
-            config.write_text('[plugins]\ndisable = ["rf"]\n')
-            cmd += ["--config", str(config)]
-        cmd += ["run", "--quiet", "--compact", "-"]
+        cmd = stephost_command(stephost, plugin_dirs, tmp) + ["run", "--quiet", "--compact", "-"]
         proc = subprocess.run(cmd, input=json.dumps(batch), capture_output=True, text=True, timeout=900)
     try:
         report = json.loads(proc.stdout)

@@ -78,34 +78,23 @@ pub(super) fn lookup(name: &str) -> Option<Run> {
                 .ok_or_else(|| RfError::py("IndexError", "list index out of range"))
         },
         "Get Lines Containing String" => |s, b| {
-            let ignore = case_flag(b);
-            let n = Normalizer::case(&Value::Bool(ignore));
+            let n = Normalizer::case(&Value::Bool(case_flag(b)));
             let pattern = n
                 .normalize(&Value::Str(text_of(&b.get("pattern"))), false)?
                 .to_str();
             matching_lines(s, &b.get("string"), |line| {
-                let line = if ignore {
-                    crate::pystr::casefold(line)
-                } else {
-                    line.to_string()
-                };
-                Ok(line.contains(&pattern))
+                Ok(n.normalize(&Value::str(line), false)?
+                    .to_str()
+                    .contains(&pattern))
             })
         },
         "Get Lines Matching Pattern" => |s, b| {
-            let ignore = case_flag(b);
-            let pattern = text_of(&b.get("pattern"));
-            let pattern = if ignore {
-                crate::pystr::casefold(&pattern)
-            } else {
-                pattern
-            };
+            let n = Normalizer::case(&Value::Bool(case_flag(b)));
+            let pattern = n
+                .normalize(&Value::Str(text_of(&b.get("pattern"))), false)?
+                .to_str();
             matching_lines(s, &b.get("string"), |line| {
-                let line = if ignore {
-                    crate::pystr::casefold(line)
-                } else {
-                    line.to_string()
-                };
+                let line = n.normalize(&Value::str(line), false)?.to_str();
                 Ok(glob_match(&line, &pattern, false, false))
             })
         },

@@ -7,7 +7,7 @@
 use crate::args::Bound;
 use crate::engine::Session;
 use crate::error::RfResult;
-use crate::matching::{glob_match, normalize};
+use crate::matching::{glob_match, normalize, normalize_name};
 use crate::value::{Value, plural, seq2str};
 
 /// What the suite-context keywords set in a session.
@@ -46,11 +46,6 @@ impl Scope {
     }
 }
 
-/// RF's tag and metadata names: case, spaces and underscores do not count.
-fn tag_key(tag: &str) -> String {
-    normalize(tag, &["_"], true, true)
-}
-
 /// RF's `_get_new_text`: the new text, or the old one continued with it.
 fn new_text(old: &str, new: &str, append: bool, separator: &str) -> String {
     if append && !old.is_empty() {
@@ -85,12 +80,12 @@ pub(super) fn set_tags(s: &mut Session, b: &Bound) -> RfResult<Value> {
         if tag.is_empty() || tag.eq_ignore_ascii_case("NONE") {
             continue;
         }
-        let key = tag_key(tag);
-        if !s.context.tags.iter().any(|t| tag_key(t) == key) {
+        let key = normalize_name(tag);
+        if !s.context.tags.iter().any(|t| normalize_name(t) == key) {
             s.context.tags.push(tag.clone());
         }
     }
-    s.context.tags.sort_by_key(|t| tag_key(t));
+    s.context.tags.sort_by_key(|t| normalize_name(t));
     let value = tag_values(&s.context.tags);
     s.store.set("TEST_TAGS", value);
     s.info(format!(
@@ -161,9 +156,9 @@ fn set_documentation(s: &mut Session, b: &Bound, of: Scope) -> RfResult<Value> {
 /// name and its new value.
 fn set_metadata(metadata: &mut Vec<(String, String)>, b: &Bound) -> (String, String) {
     let name = b.text("name");
-    let key = tag_key(&name);
+    let key = normalize_name(&name);
     let (append, separator) = (b.flag("append"), b.text("separator"));
-    let at = metadata.iter().position(|(k, _)| tag_key(k) == key);
+    let at = metadata.iter().position(|(k, _)| normalize_name(k) == key);
     let old = at.map(|i| metadata[i].1.clone()).unwrap_or_default();
     let value = new_text(&old, &b.text("value"), append, &separator);
     match at {
@@ -171,7 +166,7 @@ fn set_metadata(metadata: &mut Vec<(String, String)>, b: &Bound) -> (String, Str
         Some(i) => metadata[i].1 = value.clone(),
         None => {
             metadata.push((name.clone(), value.clone()));
-            metadata.sort_by_key(|(k, _)| tag_key(k));
+            metadata.sort_by_key(|(k, _)| normalize_name(k));
         }
     }
     (name, value)
@@ -206,10 +201,10 @@ fn find_library(s: &Session, name: &Value) -> RfResult<String> {
     if matches!(name, Value::None) {
         return Err(crate::error::RfError::fail("Library can not be None."));
     }
-    let wanted = normalize(&name.to_str(), &["_"], true, true);
+    let wanted = normalize_name(&name.to_str());
     s.libraries
         .iter()
-        .find(|lib| normalize(&lib.name, &["_"], true, true) == wanted)
+        .find(|lib| normalize_name(&lib.name) == wanted)
         .map(|lib| lib.name.clone())
         .ok_or_else(|| {
             crate::error::RfError::fail(format!("No library '{}' found.", name.to_str()))

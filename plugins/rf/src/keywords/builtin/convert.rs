@@ -155,11 +155,12 @@ pub(super) fn check_key(k: &Value) -> RfResult<()> {
     if k.hashable() {
         Ok(())
     } else {
-        Err(RfError::py(
-            "TypeError",
-            format!("unhashable type: '{}'", k.py_type()),
-        ))
+        Err(RfError::py("TypeError", unhashable(k)))
     }
+}
+
+fn unhashable(k: &Value) -> String {
+    format!("unhashable type: '{}'", k.py_type())
 }
 
 /// RF's `DictVariableResolver`: `key=value` items and `&{dict}` variables.
@@ -177,8 +178,8 @@ pub(super) fn dict_items(s: &Session, items: &[Arg]) -> RfResult<Vec<(Value, Val
                     let key = s.store.replace_scalar_str(&k)?;
                     if !key.hashable() {
                         return Err(RfError::data(format!(
-                            "Creating dictionary variable failed: unhashable type: '{}'",
-                            key.py_type()
+                            "Creating dictionary variable failed: {}",
+                            unhashable(&key)
                         )));
                     }
                     out.push((key, s.store.replace_scalar_str(&v)?));
