@@ -303,3 +303,87 @@ async def test_a_standard_library_the_sandbox_lacks_fails_its_import():
         })
         assert out["status"] == "FAIL", out
         assert "standard libraries" in out["failure"]["error"] and "Remote" in out["failure"]["error"], out
+
+
+async def test_skip_ends_the_batch_skipped_with_its_reason():
+    async with stdio_session() as s:
+        result, out = await call(s, "execute_batch", {
+            "session_id": "skip",
+            "steps": [
+                {"keyword": "Set Variable", "arguments": ["ran"], "assign_to": "first"},
+                # A skip is not a failure: no recovery round and no retry even under the default on_failure.
+                {"keyword": "Skip If", "arguments": ["'${first}' == 'ran'", "feature flag off"]},
+                {"keyword": "Set Variable", "arguments": ["never"], "assign_to": "first"},
+            ],
+        })
+        assert not result.isError, out
+        assert out["status"] == "SKIPPED", out
+        assert out["skip_reason"] == "feature flag off"
+        assert out["summary"] == "2/3 executed, step 1 skipped: feature flag off"
+        assert [st["status"] for st in out["steps"]] == ["PASS", "SKIP", "SKIPPED"]
+        skipped = out["steps"][1]
+        assert skipped["message"] == "feature flag off" and skipped["error"] is None
+        assert skipped["attempts"] == 1
+        assert out["failure"] is None
+        assert out["digest"] == {"passed": 1, "failed": 0, "total": 3, "skipped_at_step": 1}
+        text = result.content[0].text
+        assert text.startswith("SKIPPED: 2/3 executed, step 1 skipped: feature flag off"), text
+        # A skipped batch is finished, not resumable.
+        result, out2 = await call(s, "resume_batch", {"batch_id": out["batch_id"]})
+        assert result.isError, out2
+        # The third step never ran: the session still has the first value.
+        result, out = await call(s, "execute_step", {"session_id": "skip", "keyword": "Should Be Equal", "arguments": ["${first}", "ran"]})
+        assert out["status"] == "PASS", out
+        # execute_step of a skip is a normal result, not an MCP error.
+        result, out = await call(s, "execute_step", {"session_id": "skip", "keyword": "Skip"})
+        assert not result.isError, out
+        assert (out["status"], out["success"], out["skip_reason"]) == ("SKIPPED", False, "Skipped with Skip keyword.")
+
+
+async def test_set_tags_and_test_message_show_in_the_reply():
+    async with stdio_session() as s:
+        result, out = await call(s, "execute_batch", {
+            "session_id": "tags",
+            "steps": [
+                {"keyword": "Set Tags", "arguments": ["smoke", "owner-qa", "wip"]},
+                {"keyword": "Remove Tags", "arguments": ["w*"]},
+                {"keyword": "Set Test Documentation", "arguments": ["Checks the cart."]},
+                {"keyword": "Run Keyword If", "arguments": ["True", "Set Test Message", "cart ok"]},
+                {"keyword": "Set Suite Metadata", "arguments": ["Build", "1.4.2"]},
+                {"keyword": "Should Contain", "arguments": ["${TEST TAGS}", "smoke"]},
+            ],
+        })
+        assert out["status"] == "PASS", out
+        # Only the six steps asked for: reading the test adds nothing to the counts.
+        assert out["steps_total"] == out["steps_executed"] == len(out["steps"]) == 6
+        assert out["test"] == {
+            "tags": ["owner-qa", "smoke"],
+            "message": "cart ok",
+            "documentation": "Checks the cart.",
+            "metadata": {},
+            "suite": {"documentation": "", "metadata": {"Build": "1.4.2"}},
+        }
+        # Also after a failure: the message set before it is kept.
+        result, out = await call(s, "execute_batch", {
+            "session_id": "tags", "on_failure": "stop",
+            "steps": [
+                {"keyword": "Set Test Message", "arguments": ["before the failure"]},
+                {"keyword": "Should Be Equal", "arguments": ["1", "2"]},
+            ],
+        })
+        assert out["status"] == "FAIL" and out["steps_total"] == 2, out
+        assert "notes" not in out, out
+        assert out["test"]["message"] == "before the failure"
+        # A batch that runs none of those keywords carries no `test`.
+        result, out = await call(s, "execute_batch", {"session_id": "tags", "steps": [{"keyword": "Log", "arguments": ["x"]}]})
+        assert out["status"] == "PASS" and "test" not in out, out
+
+
+async def test_return_keywords_outside_a_keyword_fail_as_in_rf():
+    async with stdio_session() as s:
+        result, out = await call(s, "execute_batch", {
+            "session_id": "ret", "on_failure": "stop",
+            "steps": [{"keyword": "Run Keyword And Return", "arguments": ["Log", "x"]}],
+        })
+        assert out["status"] == "FAIL", out
+        assert out["steps"][0]["error"] == "failed: Invalid 'RETURN' usage."

@@ -20,6 +20,8 @@ pub enum Code {
     NotFound,
     /// The host refused an outbound request (not on the allow-list); nothing was sent.
     Denied,
+    /// `Skip`: the test stops with status SKIP (failure code `skip`).
+    Skip,
 }
 
 /// A failure, or one of RF's control signals that travel like one.
@@ -37,6 +39,13 @@ pub struct RfError {
     pub fatal: bool,
     /// `Pass Execution`: not a failure; it unwinds through wrappers and the step passes.
     pub pass: bool,
+    /// `Skip` / `Skip If`: not a failure either; it unwinds through wrappers and the
+    /// test (the batch) ends SKIP with this message.
+    pub skip: bool,
+    /// A `RETURN` signal (`Return From Keyword`, `Run Keyword And Return`): a batch step
+    /// is a test's body, not a user keyword, so it ends the step with RF's
+    /// "Invalid 'RETURN' usage." after unwinding through wrappers as RF's does.
+    pub returning: bool,
     /// A traceback, for remote keywords that send one.
     pub traceback: String,
     /// The individual failures when several were collected (`Run Keywords`).
@@ -51,6 +60,8 @@ impl RfError {
             continuable: false,
             fatal: false,
             pass: false,
+            skip: false,
+            returning: false,
             traceback: String::new(),
             parts: Vec::new(),
         }
@@ -112,10 +123,30 @@ impl RfError {
         e
     }
 
+    /// The signal `Skip` raises.
+    pub fn skip_execution(message: impl Into<String>) -> Self {
+        let mut e = Self::new(message.into(), Code::Skip);
+        e.skip = true;
+        e
+    }
+
+    /// The signal the `RETURN` family raises outside a user keyword.
+    pub fn invalid_return() -> Self {
+        let mut e = Self::new("Invalid 'RETURN' usage.".into(), Code::Failed);
+        e.returning = true;
+        e
+    }
+
+    /// Whether this is one of RF's execution-status signals rather than a failure:
+    /// wrappers never catch, collect or continue past them.
+    pub fn is_signal(&self) -> bool {
+        self.pass || self.skip || self.returning
+    }
+
     /// Whether wrappers that catch failures (`Run Keyword And Ignore Error`, `Wait Until
     /// Keyword Succeeds`) may catch this one.
     pub fn catchable(&self) -> bool {
-        !self.fatal && !self.pass
+        !self.fatal && !self.is_signal()
     }
 }
 

@@ -11,6 +11,7 @@
 //! - `keywords` lists keywords with argument specs and one-line docs, remote ones
 //!   included: `{filter?, library?}`.
 //! - `variables` returns the session's variables as a JSON object.
+//! - `test` returns what the test and suite keywords (`Set Tags`, ...) set in the session.
 
 use serde_json::{Map, Value as Json, json};
 use stephost_plugin::{Args, Failure, FailureCode, Level as HostLevel, Output, Plugin, Verb, log};
@@ -117,6 +118,25 @@ pub fn verbs() -> Vec<Verb<Session>> {
             variables,
         )
         .with_output_schema(json!({"type": "object"})),
+        Verb::new(
+            "test",
+            "The test this session is (one session is one RF test in one suite): the tags, \
+                message, documentation and metadata that `Set Tags`, `Remove Tags`, `Set Test \
+                Message` and the documentation and metadata keywords left, and the suite's \
+                documentation and metadata.",
+            schema(json!({}), &[]),
+            |session: &mut Session, _: &Args| output(session.context.to_json(), None, &[]),
+        )
+        .with_output_schema(json!({
+            "type": "object",
+            "properties": {
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "message": {"type": "string"},
+                "documentation": {"type": "string"},
+                "metadata": {"type": "object"},
+                "suite": {"type": "object"}
+            }
+        })),
     ]
 }
 
@@ -221,7 +241,9 @@ fn run_keyword(session: &mut Session, args: &Args) -> Result<Output, Failure> {
             output(Json::Null, Some(log_text(&logs)), &logs)
         }
         Err(e) => {
-            session.log(Level::Error, e.message.clone());
+            // RF shows a skip's reason as the test's SKIP message, not as an error.
+            let level = if e.skip { Level::Info } else { Level::Error };
+            session.log(level, e.message.clone());
             let logs = session.take_logs();
             forward(&logs);
             Err(failure(session, &keyword, e, &logs))
@@ -237,6 +259,9 @@ fn failure(session: &mut Session, keyword: &str, e: RfError, logs: &[LogLine]) -
         Code::NotFound => (FailureCode::NotFound, false),
         Code::InvalidInput => (FailureCode::InvalidInput, false),
         Code::Denied => (FailureCode::Denied, false),
+        // Why not `failed`: a skip is no failure to retry or recover from, and the
+        // batch fronts end the batch SKIPPED on it.
+        Code::Skip => (FailureCode::Other("skip".into()), false),
         Code::Failed => (FailureCode::Failed, true),
     };
     let mut details = json!({

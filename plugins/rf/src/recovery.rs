@@ -9,8 +9,9 @@
 //! - The classification follows rf-mcp 0.36's error patterns and their priorities
 //!   ([`classify`]).
 //! - Strategies are offered only when they can run in this session: a keyword of an
-//!   imported remote library tagged `recovery` (any recoverable error) or
-//!   `recovery:<classification>` (that class only, even an unrecoverable one), and
+//!   imported remote library tagged `recovery` (any recognized recoverable class, not
+//!   `unknown`) or `recovery:<classification>` (that class only, even an
+//!   unrecoverable one), and
 //!   rf-mcp's well-known keyword strategies when an imported library has the keyword
 //!   (SeleniumLibrary's `Handle Alert`, `Execute Javascript`, `Go Back`, `Reload Page`).
 //! - rf-mcp's strategies that only sleep (`wait_and_retry`, `stale_retry`,
@@ -79,10 +80,16 @@ impl Class {
         }
     }
 
-    /// Whether general strategies apply; unrecoverable classes get only the strategies a
-    /// library tags for them explicitly.
+    /// Whether general strategies (a bare `recovery` tag, the well-known keywords)
+    /// apply; the other classes get only the strategies a library tags for them
+    /// explicitly. `unknown` is one of those: an error no pattern recognizes (a
+    /// `KeyError` in a library) says nothing about the page, and a keyword that resets
+    /// state (clears data, logs out) must not run for it unless it declares that class.
     pub fn recoverable(self) -> bool {
-        !matches!(self, Class::VariableNotFound | Class::SessionLoss)
+        !matches!(
+            self,
+            Class::VariableNotFound | Class::SessionLoss | Class::Unknown
+        )
     }
 }
 

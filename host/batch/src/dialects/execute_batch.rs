@@ -447,6 +447,12 @@ fn build_batch(
     if !problems.is_empty() {
         return Err(problems);
     }
+    let mut mapped = mapped;
+    if steps.iter().any(mentions_test_keyword) {
+        // Why a step of its own: what the test keywords set lives in the plugin's
+        // session; `always` reads it also after a failure or a skip.
+        mapped.push(json!({"plugin": "rf", "verb": TEST_VERB, "input": {}, "always": true}));
+    }
     let mut batch = json!({"steps": mapped, "on_failure": "stop", "timeout_ms": timeout_ms});
     if let (Some(s), Some(obj)) = (session_id, batch.as_object_mut()) {
         obj.insert("session_id".into(), json!(s));
@@ -513,16 +519,92 @@ fn result_schema() -> Value {
     json!({
         "type": "object",
         "properties": {
-            "status": {"enum": ["PASS", "FAIL", "RECOVERED", "TIMEOUT"]},
+            "status": {"enum": ["PASS", "FAIL", "RECOVERED", "TIMEOUT", "SKIPPED"]},
             "steps": {"type": "array"}
         },
         "required": ["status", "summary", "steps"]
     })
 }
 
+/// The rf verb that reports what the test keywords set (`Set Tags`, ...).
+const TEST_VERB: &str = "test";
+
+/// RF's normalized names of the keywords whose effect shows in the reply's `test`.
+const TEST_KEYWORDS: &[&str] = &[
+    "settags",
+    "removetags",
+    "settestmessage",
+    "settestdocumentation",
+    "setsuitedocumentation",
+    "settestmetadata",
+    "settaskmetadata",
+    "setsuitemetadata",
+];
+
+/// Whether a step may run one of [`TEST_KEYWORDS`], directly or as an argument
+/// of a run-keyword variant (`Run Keyword If    ${x}    Set Tags    t`).
+fn mentions_test_keyword(step: &Value) -> bool {
+    let is_test_keyword = |text: &str| {
+        let norm: String = text
+            .chars()
+            .filter(|c| !matches!(c, ' ' | '_'))
+            .flat_map(char::to_lowercase)
+            .collect();
+        let bare = norm.strip_prefix("builtin.").unwrap_or(&norm);
+        TEST_KEYWORDS.contains(&bare)
+    };
+    let texts = step
+        .get("keyword")
+        .into_iter()
+        .chain(array(step, "arguments"))
+        .chain(array(step, "args"));
+    texts.filter_map(Value::as_str).any(is_test_keyword)
+}
+
+/// The report without the step [`build_batch`] added to read the test, and that
+/// step's value (when it ran and passed). Totals, the status and the notes are
+/// the asked-for steps' own.
+fn split_test(report: &Report) -> (std::borrow::Cow<'_, Report>, Option<Value>) {
+    let Some(pos) = report.steps.iter().position(|s| s.verb == TEST_VERB) else {
+        return (std::borrow::Cow::Borrowed(report), None);
+    };
+    let mut own = report.clone();
+    let hidden = own.steps.remove(pos);
+    own.steps_total = own.steps_total.saturating_sub(1);
+    own.steps_executed = own.steps_executed.saturating_sub(1);
+    // The only `always` step of an RF batch is the hidden one.
+    own.notes.retain(|n| !n.contains("marked `always`"));
+    if own.status == BatchStatus::Failed && own.steps.iter().all(|s| s.status == StepStatus::Passed)
+    {
+        own.status = BatchStatus::Passed;
+    }
+    let value = (hidden.status == StepStatus::Passed)
+        .then_some(hidden.value)
+        .flatten();
+    (std::borrow::Cow::Owned(own), value)
+}
+
+/// Where the batch was skipped (`Skip`, `Skip If`): the step and the reason, when
+/// the first step that did not pass is a skip.
+fn skipped_at(report: &Report) -> Option<(usize, &str)> {
+    let first = report
+        .steps
+        .iter()
+        .find(|s| s.status != StepStatus::Passed)?;
+    let error = first.error.as_ref()?;
+    (error.code.as_str() == SKIP_CODE).then_some((first.index, error.message.as_str()))
+}
+
+/// The failure code the rf plugin gives `Skip`.
+const SKIP_CODE: &str = "skip";
+
 /// Renders a report in the rf-mcp result shape. `steps` are the dialect-shape
 /// steps that ran, for the keywords of never-started ones.
 fn render_rf(report: &Report, steps: &[Value], resumable: bool) -> Value {
+    let (report, test) = split_test(report);
+    let report = report.as_ref();
+    let skipped = skipped_at(report);
+    let resumable = resumable && skipped.is_none();
     let mut out_steps = Vec::new();
     let mut recovered = false;
     let mut failure = Value::Null;
@@ -547,6 +629,7 @@ fn render_rf(report: &Report, steps: &[Value], resumable: bool) -> Value {
                 "RECOVERED"
             }
             StepStatus::Passed => "PASS",
+            _ if skipped.is_some_and(|(i, _)| i == step.index) => "SKIP",
             _ => "FAIL",
         };
         // Why: every recovery round (or, for plain `retry`, every failed run) is
@@ -560,11 +643,14 @@ fn render_rf(report: &Report, steps: &[Value], resumable: bool) -> Value {
         } else {
             step.recovery.iter().map(|r| json!(r)).collect()
         };
+        // A skip is no error: its reason is the step's `message`, as RF's SKIP
+        // status carries it.
         let error = step
             .error
             .as_ref()
+            .filter(|_| status != "SKIP")
             .map(|e| format!("{}: {}", e.code, e.message));
-        if step.status != StepStatus::Passed && failure.is_null() {
+        if step.status != StepStatus::Passed && failure.is_null() && status != "SKIP" {
             failure = json!({
                 "step_index": step.index,
                 "error": error,
@@ -583,10 +669,13 @@ fn render_rf(report: &Report, steps: &[Value], resumable: bool) -> Value {
             "error": error,
             "attempts": step.attempts,
         });
-        if status == "RECOVERED"
-            && let Some(obj) = s.as_object_mut()
-        {
-            obj.insert("recovery_log".into(), Value::Array(recovery_log));
+        if let Some(obj) = s.as_object_mut() {
+            if status == "RECOVERED" {
+                obj.insert("recovery_log".into(), Value::Array(recovery_log));
+            }
+            if let (Some((_, why)), "SKIP") = (skipped, status) {
+                obj.insert("message".into(), json!(why));
+            }
         }
         out_steps.push(s);
     }
@@ -606,6 +695,7 @@ fn render_rf(report: &Report, steps: &[Value], resumable: bool) -> Value {
         BatchStatus::Passed if recovered => "RECOVERED",
         BatchStatus::Passed => "PASS",
         BatchStatus::TimedOut => "TIMEOUT",
+        _ if skipped.is_some() => "SKIPPED",
         _ => "FAIL",
     };
     let steps_total = report.steps_total.max(steps.len());
@@ -639,6 +729,11 @@ fn render_rf(report: &Report, steps: &[Value], resumable: bool) -> Value {
                 ""
             }
         ),
+        _ if skipped.is_some() => format!(
+            "{executed}/{steps_total} executed, step {} skipped: {}",
+            skipped.map_or(0, |(i, _)| i),
+            skipped.map_or("", |(_, why)| why)
+        ),
         _ => format!(
             "{executed}/{steps_total} executed{}",
             match failure.get("step_index") {
@@ -665,7 +760,11 @@ fn render_rf(report: &Report, steps: &[Value], resumable: bool) -> Value {
                 .collect::<String>()
         );
     }
+    if let Some((index, _)) = skipped {
+        digest["skipped_at_step"] = json!(index);
+    }
     if failure.is_null()
+        && skipped.is_none()
         && let Some(err) = &report.error
     {
         failure = json!({"step_index": null, "error": format!("{}: {}", err.code, err.message), "recovery_log": []});
@@ -689,6 +788,12 @@ fn render_rf(report: &Report, steps: &[Value], resumable: bool) -> Value {
         if !report.notes.is_empty() {
             obj.insert("notes".into(), json!(report.notes));
         }
+        if let Some((_, why)) = skipped {
+            obj.insert("skip_reason".into(), json!(why));
+        }
+        if let Some(test) = test {
+            obj.insert("test".into(), test);
+        }
     }
     out
 }
@@ -702,7 +807,12 @@ fn could_not_run(report: &Report) -> bool {
 
 /// Remembers a failed or timed-out batch for `resume_batch`.
 fn remember(store: &Store, report: &Report, steps: &[Value], on_failure: String, max: u64) {
-    if !matches!(report.status, BatchStatus::Failed | BatchStatus::TimedOut) {
+    let (report, _) = split_test(report);
+    let report = report.as_ref();
+    // A skipped test is done, not broken: nothing to resume.
+    if !matches!(report.status, BatchStatus::Failed | BatchStatus::TimedOut)
+        || skipped_at(report).is_some()
+    {
         return;
     }
     let Some(session_id) = report.session_id.clone() else {
@@ -784,6 +894,10 @@ fn rf_content(structured: &Value) -> Vec<ContentItem> {
         out.push('\n');
         match (field(step, "error"), step.get("return_value")) {
             (Some(error), _) => out.push_str(&format!("{head}: {error}")),
+            (None, _) if status == "SKIP" => out.push_str(&format!(
+                "{head}: {}",
+                field(step, "message").unwrap_or_default()
+            )),
             (None, Some(value)) if !value.is_null() => out.push_str(&text::labelled(&head, value)),
             _ => out.push_str(&head),
         }
@@ -802,6 +916,10 @@ fn rf_content(structured: &Value) -> Vec<ContentItem> {
     {
         out.push('\n');
         out.push_str(&text::labelled("recovery tried", log));
+    }
+    if let Some(test) = structured.get("test") {
+        out.push('\n');
+        out.push_str(&text::labelled("test", test));
     }
     vec![ContentItem::Text { text: out }]
 }
@@ -826,10 +944,11 @@ automatic recovery to reduce round-trips. Steps run in order in the session.\n{C
 on_failure: \"stop\" aborts at the first failure; \"retry\" re-runs a failed step up to max_recovery_attempts \
 times; \"recover\" (default) re-runs a failed keyword after tiered recovery (a short wait, then recovery keywords \
 the session's libraries offer, e.g. Reload Page), logged in recovery_log.\n\
-Result (a failed batch is a normal result): status (PASS | FAIL | RECOVERED | TIMEOUT), summary, batch_id, \
+Result (a failed batch is a normal result): status (PASS | FAIL | RECOVERED | TIMEOUT | SKIPPED), summary, batch_id, \
 steps[] (index from 0, keyword, args_resolved, status, return_value, error), failure (step_index from 0) or null, \
-digest (passed, failed, total, failed_at_step, error). After a failure, resume_batch(batch_id) continues from the \
-failed step."
+digest (passed, failed, total, failed_at_step, error). Skip / Skip If end the batch SKIPPED with skip_reason; \
+what Set Tags, Set Test Message and the documentation and metadata keywords set is in `test`. After a failure, \
+resume_batch(batch_id) continues from the failed step."
         )
     }
 
@@ -950,6 +1069,12 @@ assign_to value). timeout is an RF time (\"10s\"). Same result shape as execute_
 
     fn entry_count(&self, _args: &Map<String, Value>) -> usize {
         1
+    }
+
+    fn is_error(&self, report: &Report) -> bool {
+        // rf-mcp raises for a failed single step; a skip is not one.
+        let (report, _) = split_test(report);
+        report.status != BatchStatus::Passed && skipped_at(&report).is_none()
     }
 
     fn to_batch(

@@ -53,7 +53,7 @@ pub(super) fn lookup(name: &str) -> Option<Run> {
         },
         "Run Keyword And Continue On Failure" => |s, b| {
             run_rest(s, &b.rest).map_err(|mut e| {
-                if !e.fatal && !e.pass {
+                if !e.fatal && !e.is_signal() {
                     e.continuable = true;
                 }
                 e
@@ -119,7 +119,7 @@ fn run_sequence(
         let (name, args) = call?;
         match s.run_raw(&name, &args) {
             Ok(_) => {}
-            Err(e) if e.pass => return Err(e),
+            Err(e) if e.is_signal() => return Err(e),
             Err(e) => {
                 let stop = !e.continuable || e.fatal;
                 errors.push(e);
@@ -274,7 +274,7 @@ fn repeat_keyword(s: &mut Session, b: &Bound) -> RfResult<Value> {
                 s.info(format!("Repeating keyword, round {}/{count}.", i + 1));
                 let (n, a) = call();
                 if let Err(e) = s.run_raw(&n, &a) {
-                    if e.pass {
+                    if e.is_signal() {
                         return Err(e);
                     }
                     let stop = !e.continuable || e.fatal;
@@ -315,7 +315,7 @@ fn repeat_keyword(s: &mut Session, b: &Bound) -> RfResult<Value> {
                 ));
                 let (n, a) = call();
                 if let Err(e) = s.run_raw(&n, &a) {
-                    if e.pass {
+                    if e.is_signal() {
                         return Err(e);
                     }
                     let stop = !e.continuable || e.fatal;

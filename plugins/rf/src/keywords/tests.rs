@@ -192,9 +192,13 @@ fn keywords_needing_a_test_say_so() {
     let (code, message) = err(&mut s, "Import Resource", &["x.resource"]);
     assert_eq!(code, Code::Failed);
     assert!(
-        message.contains("'BuiltIn.Import Resource' is not supported in the rf sandbox"),
+        message.starts_with(
+            "Resource file 'x.resource' cannot be imported: the rf sandbox reads no files"
+        ),
         "{message}"
     );
+    let (code, message) = err(&mut s, "Import Variables", &[]);
+    assert_eq!(code, Code::InvalidInput, "{message}");
     assert_eq!(
         err(&mut s, "Get Library Instance", &["Nope"]).1,
         "No library 'Nope' found."

@@ -40,7 +40,7 @@ fn describe_lists_closed_schemas() {
     let info = stephost_plugin::describe::<Rf>();
     assert_eq!(info.name, "rf");
     let names: Vec<&str> = info.verbs.iter().map(|v| v.name.as_str()).collect();
-    assert_eq!(names, ["run_keyword", "keywords", "variables"]);
+    assert_eq!(names, ["run_keyword", "keywords", "variables", "test"]);
     for v in &info.verbs {
         let schema: Json = serde_json::from_str(&v.input_schema).unwrap();
         assert_eq!(schema["additionalProperties"], false, "{}", v.name);
@@ -272,4 +272,117 @@ fn mutations_last_across_calls() {
     assert_eq!(out.value, json!(["a", "b", "c", "d"]));
     let vars = call(&mut s, "variables", "{}").unwrap().value;
     assert_eq!(vars["letters"], json!(["a", "b", "c"]));
+}
+
+#[test]
+fn skip_ends_the_step_with_its_own_code() {
+    let mut s = session();
+    let f = run(
+        &mut s,
+        json!({"keyword": "Skip", "args": ["not on this platform"]}),
+    )
+    .unwrap_err();
+    assert_eq!(f.code, FailureCode::Other("skip".into()));
+    assert_eq!(f.message, "not on this platform");
+    assert!(!f.input_fired);
+    assert!(f.recovery.is_empty());
+    let f = run(&mut s, json!({"keyword": "Skip"})).unwrap_err();
+    assert_eq!(f.message, "Skipped with Skip keyword.");
+    // Without a message the condition as written is the reason; a false one does nothing.
+    let f = run(&mut s, json!({"keyword": "Skip If", "args": ["1 < 2"]})).unwrap_err();
+    assert_eq!(
+        (f.code, f.message.as_str()),
+        (FailureCode::Other("skip".into()), "1 < 2")
+    );
+    run(
+        &mut s,
+        json!({"keyword": "Skip If", "args": ["1 > 2", "never"]}),
+    )
+    .unwrap();
+    // Wrappers that catch failures do not catch a skip.
+    for wrapper in [
+        "Run Keyword And Ignore Error",
+        "Run Keyword And Return Status",
+        "Wait Until Keyword Succeeds",
+    ] {
+        let mut args = vec![];
+        if wrapper == "Wait Until Keyword Succeeds" {
+            args.extend(["3x", "0s"]);
+        }
+        args.extend(["Skip", "inner"]);
+        let f = run(&mut s, json!({"keyword": wrapper, "args": args})).unwrap_err();
+        assert_eq!(
+            (f.code, f.message.as_str()),
+            (FailureCode::Other("skip".into()), "inner"),
+            "{wrapper}"
+        );
+    }
+}
+
+#[test]
+fn return_outside_a_keyword_is_invalid() {
+    let mut s = session();
+    for (kw, args) in [
+        ("Return From Keyword", json!(["x"])),
+        ("Return From Keyword If", json!(["True", "x"])),
+        ("Run Keyword And Return", json!(["Fail", "inner"])),
+        (
+            "Run Keyword And Return If",
+            json!(["True", "No Such Keyword"]),
+        ),
+        (
+            "Run Keyword And Ignore Error",
+            json!(["Return From Keyword"]),
+        ),
+    ] {
+        let f = run(&mut s, json!({"keyword": kw, "args": args})).unwrap_err();
+        assert_eq!(f.message, "Invalid 'RETURN' usage.", "{kw}");
+    }
+    for (kw, args) in [
+        ("Return From Keyword If", json!(["False", "x"])),
+        (
+            "Run Keyword And Return If",
+            json!(["False", "No Such Keyword"]),
+        ),
+    ] {
+        run(&mut s, json!({"keyword": kw, "args": args})).unwrap();
+    }
+    // The keyword runs before the return is refused, as in RF.
+    let _ = run(
+        &mut s,
+        json!({"keyword": "Run Keyword And Return", "args": ["Set Test Variable", "${ran}", "yes"]}),
+    );
+    assert_eq!(
+        run(
+            &mut s,
+            json!({"keyword": "Set Variable", "args": ["${ran}"]})
+        )
+        .unwrap()
+        .value,
+        json!("yes")
+    );
+}
+
+#[test]
+fn test_verb_reports_what_the_test_keywords_set() {
+    let mut s = session();
+    assert_eq!(
+        call(&mut s, "test", "{}").unwrap().value,
+        json!({"tags": [], "message": "", "documentation": "", "metadata": {}, "suite": {"documentation": "", "metadata": {}}})
+    );
+    for (kw, args) in [
+        ("Set Tags", json!(["smoke", "B-2", "a1"])),
+        ("Remove Tags", json!(["b*"])),
+        ("Set Test Message", json!(["first"])),
+        ("Set Test Message", json!(["second", "append=yes"])),
+        ("Set Test Documentation", json!(["Doc."])),
+        ("Set Suite Metadata", json!(["Version", "1.2"])),
+    ] {
+        run(&mut s, json!({"keyword": kw, "args": args})).unwrap();
+    }
+    let test = call(&mut s, "test", "{}").unwrap().value;
+    assert_eq!(test["tags"], json!(["a1", "smoke"]));
+    assert_eq!(test["message"], "first second");
+    assert_eq!(test["documentation"], "Doc.");
+    assert_eq!(test["suite"]["metadata"], json!({"Version": "1.2"}));
 }

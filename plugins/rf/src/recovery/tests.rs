@@ -82,7 +82,10 @@ fn classification_follows_rf_mcp_patterns_and_priorities() {
 #[test]
 fn tags_apply_by_class() {
     assert!(tag_applies("recovery", Class::Timeout));
-    assert!(tag_applies("Recovery", Class::Unknown));
+    assert!(tag_applies("Recovery", Class::StaleElement));
+    // An error no pattern recognizes gets only what declares that class.
+    assert!(!tag_applies("recovery", Class::Unknown));
+    assert!(tag_applies("recovery:unknown", Class::Unknown));
     assert!(!tag_applies("recovery", Class::VariableNotFound));
     assert!(!tag_applies("recovery", Class::SessionLoss));
     assert!(tag_applies("recovery:session-loss", Class::SessionLoss));
@@ -540,13 +543,14 @@ fn failures_carry_classification_and_runnable_recovery() {
         ]
     );
 
-    // BuiltIn failures are classified too; `unknown` still gets `recovery` keywords.
+    // BuiltIn failures are classified too; an `unknown` one gets no keyword that
+    // declares no class for it (`Clear Caches` is tagged plain `recovery`).
     let f = fail(
         &mut t.session,
         json!({"keyword": "Should Be Equal", "args": ["1", "2"]}),
     );
     assert_eq!(f.classification.as_deref(), Some("unknown"));
-    assert_eq!(names(&f.recovery), ["Clear Caches", "Reset Optional"]);
+    assert!(f.recovery.is_empty(), "{:?}", names(&f.recovery));
     let f = fail(
         &mut t.session,
         json!({"keyword": "Log", "args": ["${nope}"]}),

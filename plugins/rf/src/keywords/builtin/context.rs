@@ -22,6 +22,31 @@ pub struct RunContext {
     pub suite_metadata: Vec<(String, String)>,
 }
 
+impl RunContext {
+    /// The test and its suite as the `test` verb reports them: what a batch's
+    /// `Set Tags`, `Set Test Message`, documentation and metadata keywords left.
+    pub fn to_json(&self) -> serde_json::Value {
+        let metadata = |pairs: &[(String, String)]| {
+            serde_json::Value::Object(
+                pairs
+                    .iter()
+                    .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
+                    .collect(),
+            )
+        };
+        serde_json::json!({
+            "tags": self.tags,
+            "message": self.message,
+            "documentation": self.test_doc,
+            "metadata": metadata(&self.test_metadata),
+            "suite": {
+                "documentation": self.suite_doc,
+                "metadata": metadata(&self.suite_metadata),
+            },
+        })
+    }
+}
+
 /// Whose documentation or metadata a keyword sets.
 #[derive(Clone, Copy)]
 enum Scope {

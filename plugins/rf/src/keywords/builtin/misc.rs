@@ -222,6 +222,65 @@ pub(super) fn pass_execution(s: &mut Session, message: &str) -> RfResult<Value> 
     Err(RfError::pass_execution(message))
 }
 
+/// `Skip`: the test, which a batch is, stops with status SKIP.
+pub(super) fn skip(_s: &mut Session, b: &Bound) -> RfResult<Value> {
+    Err(RfError::skip_execution(b.text("msg")))
+}
+
+/// `Skip If`: RF's `msg or condition`, so without a message the condition as written
+/// is the reason.
+pub(super) fn skip_if(s: &mut Session, b: &Bound) -> RfResult<Value> {
+    let condition = b.get("condition");
+    if !is_true(s, &condition)? {
+        return Ok(Value::None);
+    }
+    let reason = match b.opt("msg") {
+        Some(m) if m.truthy() => m.to_str(),
+        _ => condition.to_str(),
+    };
+    Err(RfError::skip_execution(reason))
+}
+
+/// The `RETURN` signal: RF logs that it returns, and the test body it reaches (a batch
+/// step is one) fails it.
+pub(super) fn return_from_keyword(s: &mut Session) -> RfResult<Value> {
+    s.info("Returning from the enclosing user keyword.");
+    Err(RfError::invalid_return())
+}
+
+/// `Run Keyword And Return`: the keyword runs first, its failure is wrapped into the
+/// return as RF does, and only other signals (`Pass Execution`, a nested return) go on
+/// as they are.
+pub(super) fn run_keyword_and_return(s: &mut Session, rest: &[Arg]) -> RfResult<Value> {
+    let Some((name, args)) = rest.split_first() else {
+        return Err(RfError::invalid("Keyword name missing."));
+    };
+    match s.run_raw(name, args) {
+        Err(e) if e.pass || e.returning => Err(e),
+        _ => return_from_keyword(s),
+    }
+}
+
+/// `Import Resource` / `Import Variables`: the sandbox has no files to read them from.
+/// They are run-keyword variants that resolve nothing themselves (RF resolves the
+/// path when importing), so the path comes raw.
+pub(super) fn no_files(s: &mut Session, kind: &str, rest: &[Arg]) -> RfError {
+    let path = match rest.first() {
+        Some(Arg::Raw(p)) => match s.store.replace_string(p) {
+            Ok(p) => p,
+            Err(e) => return e,
+        },
+        Some(Arg::Value(v)) => v.to_str(),
+        // The argument spec requires a path; this is only reached if it did not.
+        None => String::new(),
+    };
+    RfError::fail(format!(
+        "{kind} file '{path}' cannot be imported: the rf sandbox reads no files; set the \
+         variables with `Set Test Variable` / `Set Suite Variable` or keep them in the session \
+         with `assign`."
+    ))
+}
+
 pub(super) fn pass_execution_if(s: &mut Session, b: &Bound) -> RfResult<Value> {
     if is_true(s, &b.get("condition"))? {
         let message = match b.rest.first() {

@@ -81,6 +81,24 @@ pub(super) fn lookup(name: &str) -> Option<Run> {
         "Log Variables" => log_variables,
         "Pass Execution" => |s, b| pass_execution(s, &b.text("message")),
         "Pass Execution If" => pass_execution_if,
+        "Skip" => skip,
+        "Skip If" => skip_if,
+        "Return From Keyword" => |s, _| return_from_keyword(s),
+        "Return From Keyword If" => |s, b| {
+            if is_true(s, &b.get("condition"))? {
+                return return_from_keyword(s);
+            }
+            Ok(Value::None)
+        },
+        "Run Keyword And Return" => |s, b| run_keyword_and_return(s, &b.rest),
+        "Run Keyword And Return If" => |s, b| {
+            if is_true(s, &b.get("condition"))? {
+                return run_keyword_and_return(s, &b.rest);
+            }
+            Ok(Value::None)
+        },
+        "Import Resource" => |s, b| Err(no_files(s, "Resource", &b.rest)),
+        "Import Variables" => |s, b| Err(no_files(s, "Variable", &b.rest)),
         "Regexp Escape" => regexp_escape,
         "Replace Variables" => |s, b| s.store.replace_scalar_str(&b.text("text")),
         "Reset Log Level" => |s, _| {
