@@ -151,17 +151,39 @@ async def test_recover_retries_and_logs_attempts():
         assert out["failure"]["error"] == "failed: not ready yet"
 
 
+# Fails every time, but changes the session as it does, so a re-run could go another way.
+STUBBORN = {"keyword": "Run Keywords", "arguments": ["Set Test Variable", "\\${tried}", "yes", "AND", "Fail", "always"]}
+
+
 async def test_recover_gives_up_with_a_full_recovery_log():
     async with stdio_session() as s:
         result, out = await call(s, "execute_batch", {
             "session_id": "g",
             "max_recovery_attempts": 3,
-            "steps": [{"keyword": "Fail", "arguments": ["always"]}, {"keyword": "No Operation"}],
+            "steps": [STUBBORN, {"keyword": "No Operation"}],
         })
         assert not result.isError and out["status"] == "FAIL"
         assert out["failure"]["step_index"] == 0
         assert len(out["failure"]["recovery_log"]) == 3
         assert out["steps"][1]["status"] == "SKIPPED"
+
+
+async def test_a_failure_that_repeats_exactly_is_not_retried():
+    # `Should Be Equal    1    2` reads nothing but its arguments: waiting and
+    # running it again cannot change it, so neither recover nor retry re-runs it.
+    async with stdio_session() as s:
+        for mode in ("recover", "retry"):
+            started = time.monotonic()
+            result, out = await call(s, "execute_batch", {
+                "session_id": f"det-{mode}", "on_failure": mode, "max_recovery_attempts": 5,
+                "steps": [{"keyword": "Should Be Equal", "arguments": ["1", "2"]}],
+            })
+            assert out["status"] == "FAIL", out
+            step = out["steps"][0]
+            assert step["attempts"] == 1 and step["error"] == "assertion: 1 != 2", step
+            assert out["failure"]["code"] == "assertion" and out["failure"]["recovery_log"] == []
+            # No backoff waits either (each would be tens of ms or more).
+            assert time.monotonic() - started < 5
 
 
 async def test_resume_after_fix_steps():
@@ -187,13 +209,68 @@ async def test_resume_after_fix_steps():
         })
         assert not result.isError, out
         assert out["status"] == "PASS"
-        assert [st["keyword"] for st in out["steps"]] == ["Set Suite Variable", "Should Be Equal", "Catenate"]
-        assert out["steps"][2]["return_value"] == "a ok"
-        assert out["session_id"] == "res"
+        # The whole batch: the earlier step as reported, the fix step, the resumed ones.
+        assert [st["keyword"] for st in out["steps"]] == ["Set Variable", "Set Suite Variable", "Should Be Equal", "Catenate"]
+        assert [st["index"] for st in out["steps"]] == [0, 1, 2, 3]
+        assert out["steps"][0]["return_value"] == "a" and out["steps"][1]["label"] == "fix_step_0"
+        assert out["steps"][3]["return_value"] == "a ok"
+        assert out["session_id"] == "res" and out["batch_id"] == batch_id
+        assert out["summary"] == "4/4 passed" and out["digest"]["passed"] == 4, out
 
         # Finished: a second resume is refused.
         result, out = await call(s, "resume_batch", {"batch_id": batch_id})
         assert result.isError and "no resumable batch" in out["errors"][0]["message"]
+
+
+async def test_resume_keeps_step_numbers_and_values():
+    # ${STEP_N} in the resumed steps still means the step the batch was written
+    # with: an earlier step's value, or a resumed step's moved past the fix steps.
+    async with stdio_session() as s:
+        result, out = await call(s, "execute_batch", {
+            "session_id": "num", "on_failure": "stop",
+            "steps": [
+                {"keyword": "Create List", "arguments": ["x", "${{1 + 1}}"]},
+                {"keyword": "Set Variable", "arguments": ["${expected}"]},
+                {"keyword": "Catenate", "arguments": ["SEPARATOR=-", "${STEP_1[0]}", "${STEP_2}"]},
+                {"keyword": "Should Be Equal", "arguments": ["${STEP_3}", "x-y"]},
+            ],
+        })
+        assert out["status"] == "FAIL" and out["failure"]["step_index"] == 1, out
+        batch_id = out["batch_id"]
+        result, out = await call(s, "resume_batch", {
+            "batch_id": batch_id,
+            "fix_steps": [
+                {"keyword": "Set Test Variable", "arguments": ["\\${expected}", "y"]},
+                {"keyword": "Log", "arguments": ["first step gave ${STEP_1}"]},
+            ],
+        })
+        assert out["status"] == "PASS", out
+        steps = out["steps"]
+        assert [st["index"] for st in steps] == list(range(6))
+        assert [st["keyword"] for st in steps] == ["Create List", "Set Test Variable", "Log", "Set Variable", "Catenate", "Should Be Equal"]
+        assert steps[0]["return_value"] == ["x", 2]
+        assert steps[2]["args_resolved"] == ['first step gave ["x",2]'], steps[2]
+        assert steps[4]["args_resolved"] == ["SEPARATOR=-", "x", "y"], steps[4]
+        assert steps[4]["return_value"] == "x-y" and steps[5]["status"] == "PASS"
+
+        # Failing again: resumable under the same id, the whole batch reported again.
+        result, out = await call(s, "execute_batch", {
+            "session_id": "num2", "on_failure": "stop",
+            "steps": [
+                {"keyword": "Set Variable", "arguments": ["one"]},
+                {"keyword": "Should Be Equal", "arguments": ["${STEP_1}", "${want}"]},
+            ],
+        })
+        batch_id = out["batch_id"]
+        result, out = await call(s, "resume_batch", {"batch_id": batch_id})
+        assert out["status"] == "FAIL" and out["batch_id"] == batch_id and len(out["steps"]) == 2, out
+        assert out["failure"]["step_index"] == 1
+        result, out = await call(s, "resume_batch", {
+            "batch_id": batch_id, "fix_steps": [{"keyword": "Set Test Variable", "arguments": ["\\${want}", "one"]}],
+        })
+        assert out["status"] == "PASS", out
+        assert [st["keyword"] for st in out["steps"]] == ["Set Variable", "Set Test Variable", "Should Be Equal"]
+        assert out["steps"][2]["args_resolved"][0] == "one", out["steps"][2]
 
 
 async def test_two_concurrent_resumes_of_one_batch_run_it_once():
@@ -238,7 +315,7 @@ async def test_execute_step():
         assert out["steps"][0]["return_value"] == 3 and out["steps_total"] == 1
         result, out = await call(s, "execute_step", {"session_id": "one", "keyword": "Should Be Equal As Integers", "arguments": ["${three}", "4"]})
         assert result.isError and out["status"] == "FAIL"
-        assert out["failure"]["error"] == "failed: 3 != 4"
+        assert out["failure"]["error"] == "assertion: 3 != 4"
         result, out = await call(s, "execute_step", {"session_id": "one", "keyword": "Sleep", "arguments": ["5s"], "timeout": "200ms"})
         assert out["status"] == "TIMEOUT"
 
@@ -263,7 +340,7 @@ async def test_rf_mcp_response_contract():
             "max_recovery_attempts": 10,
             "steps": [
                 {"keyword": "Log", "arguments": ["first"]},
-                {"keyword": "Should Be Equal", "arguments": ["1", "2"]},
+                STUBBORN,
                 {"keyword": "Log", "arguments": ["never"]},
             ],
         })
@@ -272,7 +349,7 @@ async def test_rf_mcp_response_contract():
         assert out["steps"][1]["attempts"] == 11, out["steps"][1]
         assert "step 1 failed" in out["summary"] and out["batch_id"], out["summary"]
         assert out["digest"]["failed_at_step"] == 1 and out["digest"]["failed"] == 1, out["digest"]
-        assert out["digest"]["error"].startswith("Should Be Equal: ") and "1 != 2" in out["digest"]["error"]
+        assert out["digest"]["error"] == "Run Keywords: failed: always", out["digest"]
 
         # A call that cannot run at all stays an MCP error.
         result, out = await call(s, "execute_batch", {"session_id": "contract", "steps": [], "max_recovery_attempts": 11})
@@ -386,4 +463,4 @@ async def test_return_keywords_outside_a_keyword_fail_as_in_rf():
             "steps": [{"keyword": "Run Keyword And Return", "arguments": ["Log", "x"]}],
         })
         assert out["status"] == "FAIL", out
-        assert out["steps"][0]["error"] == "failed: Invalid 'RETURN' usage."
+        assert out["steps"][0]["error"] == "assertion: Invalid 'RETURN' usage."

@@ -116,7 +116,15 @@ pub struct Session {
     pub(crate) transport: Box<dyn Transport>,
     /// The test and suite the session stands for: tags, message, documentation, metadata.
     pub(crate) context: crate::keywords::RunContext,
+    /// Whether the current call reached anything besides the session's own state (a
+    /// remote library, a library outside [`PURE_LIBRARIES`]): only then can the same
+    /// call fail differently when run again.
+    pub(crate) reached_out: bool,
 }
+
+/// The libraries whose keywords read nothing but their arguments and the session: a
+/// call of theirs that failed fails the same way every time it is repeated.
+pub(crate) const PURE_LIBRARIES: &[&str] = &["BuiltIn", "String", "Collections"];
 
 impl Session {
     /// A new session that reaches remote libraries through `transport`.
@@ -137,6 +145,7 @@ impl Session {
             rng: RandomState::new().hash_one(0x5eed_u64) | 1,
             transport,
             context: Default::default(),
+            reached_out: false,
         }
     }
 
@@ -216,6 +225,9 @@ impl Session {
                         ))
                     });
                 };
+                if !PURE_LIBRARIES.contains(&kw.info.library) {
+                    self.reached_out = true;
+                }
                 let resolve = Resolve {
                     full_name: &full_name,
                     spec: &kw.spec,
@@ -224,7 +236,10 @@ impl Session {
                 let bound = resolve.bind(&self.store, args)?;
                 run(self, &bound)
             }
-            Found::Remote(lib, kw) => crate::remote::run_keyword(self, lib, &kw, args),
+            Found::Remote(lib, kw) => {
+                self.reached_out = true;
+                crate::remote::run_keyword(self, lib, &kw, args)
+            }
         }
     }
 
@@ -636,6 +651,7 @@ impl Session {
                 Ok(())
             }
             "Remote" => {
+                self.reached_out = true;
                 let lib = crate::remote::import(self, args)?;
                 let name = lib_name.unwrap_or_else(|| "Remote".to_string());
                 let count = lib.keyword_names().len();

@@ -226,6 +226,8 @@ fn run_keyword(session: &mut Session, args: &Args) -> Result<Output, Failure> {
         Some(_) => return Err(bad_assign()),
     };
     session.take_logs();
+    session.reached_out = false;
+    let changes_before = crate::value::changes();
     let result = session
         .run(&keyword, &cells)
         .and_then(|v| session.assign_all(&targets, v.clone()).map(|()| v));
@@ -246,15 +248,29 @@ fn run_keyword(session: &mut Session, args: &Args) -> Result<Output, Failure> {
             session.log(level, e.message.clone());
             let logs = session.take_logs();
             forward(&logs);
-            Err(failure(session, &keyword, e, &logs))
+            // Repeating the call cannot change how it failed when it reached nothing
+            // outside the session and changed nothing in it.
+            let repeatable = !session.reached_out && crate::value::changes() == changes_before;
+            Err(failure(session, &keyword, e, &logs, repeatable))
         }
     }
 }
 
+/// The code of a failure that repeating the call cannot change: a keyword of
+/// BuiltIn, String or Collections (or a run-keyword variant running only those)
+/// failed on its arguments and the session's variables, and changed none of them.
+pub const ASSERTION: &str = "assertion";
+
 /// A failed keyword as the step's failure: RF's message, a code, the details
 /// (keyword, continuable, fatal, log, traceback) and, for a keyword that ran and
 /// failed, its classification and the recovery strategies this session can run.
-fn failure(session: &mut Session, keyword: &str, e: RfError, logs: &[LogLine]) -> Failure {
+fn failure(
+    session: &mut Session,
+    keyword: &str,
+    e: RfError,
+    logs: &[LogLine],
+    repeatable: bool,
+) -> Failure {
     let (code, input_fired) = match e.code {
         Code::NotFound => (FailureCode::NotFound, false),
         Code::InvalidInput => (FailureCode::InvalidInput, false),
@@ -262,6 +278,10 @@ fn failure(session: &mut Session, keyword: &str, e: RfError, logs: &[LogLine]) -
         // Why not `failed`: a skip is no failure to retry or recover from, and the
         // batch fronts end the batch SKIPPED on it.
         Code::Skip => (FailureCode::Other("skip".into()), false),
+        // Why its own code: a keyword that read only its arguments and the session
+        // fails the same way however often it is run, so retry policies that re-run
+        // `failed` (execute_batch's `retry` and `recover`) leave it alone.
+        Code::Failed if repeatable => (FailureCode::Other(ASSERTION.into()), true),
         Code::Failed => (FailureCode::Failed, true),
     };
     let mut details = json!({
@@ -273,16 +293,19 @@ fn failure(session: &mut Session, keyword: &str, e: RfError, logs: &[LogLine]) -
     if !e.traceback.is_empty() {
         details["traceback"] = Json::String(e.traceback.clone());
     }
-    let ran_and_failed = e.code == Code::Failed;
     let mut failure = Failure::new(code, e.message.clone())
         .with_input_fired(input_fired)
         .with_details(details);
-    // Only a keyword that ran and failed is worth recovering from; the others fail the
-    // same way on every retry.
-    if ran_and_failed {
-        let (class, strategies) = crate::recovery::propose(session, keyword, &e);
-        failure = failure.with_classification(class.name());
-        failure.recovery = strategies;
+    // Only a keyword that ran and failed is worth recovering from, and only if it
+    // reached out: the others fail the same way on every retry.
+    if e.code == Code::Failed {
+        if !repeatable {
+            let (class, strategies) = crate::recovery::propose(session, keyword, &e);
+            failure = failure.with_classification(class.name());
+            failure.recovery = strategies;
+        } else {
+            failure = failure.with_classification(crate::recovery::classify(&e.message).name());
+        }
     }
     failure
 }

@@ -9,7 +9,7 @@
 //! Lists and dictionaries are shared and mutable, as in Python: `Append To List  ${list}  x`
 //! changes the list that `${list}` holds. Wasm guests are single-threaded, so `Rc<RefCell>`.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell, RefMut};
 use std::cmp::Ordering;
 use std::fmt::Write as _;
 use std::rc::Rc;
@@ -787,4 +787,27 @@ mod tests {
             "'<' not supported between instances of 'str' and 'int'"
         );
     }
+}
+
+thread_local! {
+    // One instance is one session on one thread, so a thread-local counts its changes.
+    static CHANGES: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Counts a change to the session's state: a variable set or removed, a list or
+/// dictionary changed in place, a test field set. A failed call during which nothing
+/// changed (and nothing outside was reached) fails the same way when run again.
+pub(crate) fn note_change() {
+    CHANGES.with(|c| c.set(c.get().wrapping_add(1)));
+}
+
+/// How many changes [`note_change`] has counted so far.
+pub(crate) fn changes() -> u64 {
+    CHANGES.with(Cell::get)
+}
+
+/// A list's or dictionary's contents, to change in place (counted by [`note_change`]).
+pub(crate) fn changed<T>(cell: &RefCell<T>) -> RefMut<'_, T> {
+    note_change();
+    cell.borrow_mut()
 }

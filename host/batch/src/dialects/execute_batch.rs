@@ -10,8 +10,9 @@
 //! from the session's libraries (keywords such as `Reload Page`, or remote
 //! keywords tagged `recovery`), run as keywords; each round lands in
 //! `recovery_log`. `recover` re-runs only RF `failed` failures, because
-//! `not-found` and `invalid-input` cannot heal by waiting and a `timeout` would
-//! just burn the budget again; `retry` also re-runs timeouts.
+//! `not-found`, `invalid-input` and `assertion` (a keyword that read only its
+//! arguments and the session) cannot heal by waiting and a `timeout` would just
+//! burn the budget again; `retry` also re-runs timeouts. `skip` is no failure.
 //!
 //! A failed or timed-out `execute_batch` is remembered (session, the steps from
 //! the failure point on, the failure policy) so `resume_batch` can run them again
@@ -31,13 +32,28 @@ use crate::{Catalog, Limits};
 /// Batches kept for `resume_batch`; the oldest go first beyond this.
 const MAX_REMEMBERED: usize = 1000;
 
+/// Bytes of JSON the resume memory holds per tenant at most; the oldest
+/// batches go first beyond this.
+const MAX_REMEMBERED_BYTES: usize = 64 << 20;
+
+/// Bytes of earlier steps' return values one remembered batch keeps at most;
+/// later values beyond this are dropped (a reference to one refuses the resume).
+const MAX_KEPT_VALUES_BYTES: usize = 1 << 20;
+
 /// A failed batch that `resume_batch` can pick up.
 #[derive(Debug, Clone)]
 struct Resumable {
     /// Session the batch ran in.
     session_id: String,
-    /// Dialect-shape steps from the failed step on.
+    /// The steps before the failed one as the reply showed them (rf-mcp shape,
+    /// numbered as the whole batch): a resume reports them again, and their
+    /// return values stand in for them so `${STEP_N}` keeps its numbering.
+    done: Vec<Value>,
+    /// Dialect-shape steps from the failed step on, their `${STEP_N}` numbered
+    /// as in the whole batch.
     remaining: Vec<Value>,
+    /// About what the entry holds, in bytes (its JSON), for the store's budget.
+    bytes: usize,
     /// `on_failure` of the original call.
     on_failure: String,
     /// `max_recovery_attempts` of the original call.
@@ -50,6 +66,8 @@ struct Resumable {
 pub struct ResumeStore {
     by_id: BTreeMap<String, Resumable>,
     order: VecDeque<String>,
+    /// Sum of the remembered entries' `bytes`.
+    bytes: usize,
     /// Batches a `resume_batch` call has claimed and is running, with when it
     /// claimed them. Why a claim and not a read: two concurrent calls with one
     /// batch id must not both run the remaining steps (a double click).
@@ -120,18 +138,24 @@ impl ResumeStore {
     }
 
     fn insert(&mut self, id: String, entry: Resumable) {
-        if self.by_id.insert(id.clone(), entry).is_none() {
-            self.order.push_back(id);
+        self.bytes += entry.bytes;
+        match self.by_id.insert(id.clone(), entry) {
+            Some(old) => self.bytes -= old.bytes,
+            None => self.order.push_back(id),
         }
-        while self.order.len() > MAX_REMEMBERED {
-            if let Some(old) = self.order.pop_front() {
-                self.by_id.remove(&old);
+        while self.order.len() > MAX_REMEMBERED || self.bytes > MAX_REMEMBERED_BYTES {
+            let Some(old) = self.order.pop_front() else {
+                break;
+            };
+            if let Some(gone) = self.by_id.remove(&old) {
+                self.bytes -= gone.bytes;
             }
         }
     }
 
     fn take(&mut self, id: &str) -> Option<Resumable> {
         let entry = self.by_id.remove(id)?;
+        self.bytes -= entry.bytes;
         self.order.retain(|x| x != id);
         Some(entry)
     }
@@ -600,7 +624,7 @@ const SKIP_CODE: &str = "skip";
 
 /// Renders a report in the rf-mcp result shape. `steps` are the dialect-shape
 /// steps that ran, for the keywords of never-started ones.
-fn render_rf(report: &Report, steps: &[Value], resumable: bool) -> Value {
+fn render_rf(report: &Report, steps: &[Value], resumable: bool, done: &[Value]) -> Value {
     let (report, test) = split_test(report);
     let report = report.as_ref();
     let skipped = skipped_at(report);
@@ -609,6 +633,12 @@ fn render_rf(report: &Report, steps: &[Value], resumable: bool) -> Value {
     let mut recovered = false;
     let mut failure = Value::Null;
     for step in &report.steps {
+        // A resume's stand-in for an earlier step: that step as it was reported.
+        if let Some(earlier) = done.get(step.index) {
+            recovered |= earlier["status"] == "RECOVERED";
+            out_steps.push(earlier.clone());
+            continue;
+        }
         let input = step.input.as_ref();
         // Why the fallback: the report carries the resolved input only when it
         // differs from what was asked; otherwise the step as written is it.
@@ -805,8 +835,17 @@ fn could_not_run(report: &Report) -> bool {
     matches!(report.status, BatchStatus::Invalid | BatchStatus::Rejected)
 }
 
-/// Remembers a failed or timed-out batch for `resume_batch`.
-fn remember(store: &Store, report: &Report, steps: &[Value], on_failure: String, max: u64) {
+/// Remembers a failed or timed-out batch for `resume_batch` under `id`:
+/// `steps` are the dialect-shape steps as the batch ran them, `rendered` the
+/// reply's steps.
+fn remember(
+    store: &Store,
+    id: &str,
+    report: &Report,
+    (steps, rendered): (&[Value], &[Value]),
+    on_failure: String,
+    max: u64,
+) {
     let (report, _) = split_test(report);
     let report = report.as_ref();
     // A skipped test is done, not broken: nothing to resume.
@@ -829,16 +868,199 @@ fn remember(store: &Store, report: &Report, steps: &[Value], on_failure: String,
     if remaining.is_empty() {
         return;
     }
+    let mut kept = 0usize;
+    let done: Vec<Value> = rendered
+        .iter()
+        .take(from)
+        .map(|step| {
+            let mut step = step.clone();
+            let size = step.get("return_value").map_or(0, json_len);
+            kept = kept.saturating_add(size);
+            if kept > MAX_KEPT_VALUES_BYTES
+                && let Some(obj) = step.as_object_mut()
+            {
+                obj.insert("return_value".into(), Value::Null);
+                obj.insert("return_value_kept".into(), json!(false));
+            }
+            step
+        })
+        .collect();
+    let bytes = done
+        .iter()
+        .chain(&remaining)
+        .map(json_len)
+        .fold(0usize, usize::saturating_add);
     let mut guard = store.lock().unwrap_or_else(|e| e.into_inner());
     guard.insert(
-        report.batch_id.clone(),
+        id.to_owned(),
         Resumable {
             session_id,
+            done,
             remaining,
+            bytes,
             on_failure,
             max_recovery_attempts: max,
         },
     );
+}
+
+/// The length of `value` as JSON text.
+fn json_len(value: &Value) -> usize {
+    serde_json::to_vec(value).map_or(0, |v| v.len())
+}
+
+/// The steps a resume runs, numbered as the whole batch: one stand-in per
+/// earlier step (RF's `Set Variable` of its return value, so `${STEP_N}` of an
+/// earlier step reads what it returned), the fix steps, then the remaining
+/// steps with their references to steps from the failed one on moved past the
+/// fix steps. Refused when a reference needs an earlier value that was too
+/// large to keep.
+fn resumed_steps(entry: &Resumable, fix: &[Value]) -> Result<Vec<Value>, Vec<Problem>> {
+    let done = entry.done.len();
+    let mut problems = Vec::new();
+    let mut out: Vec<Value> = entry
+        .done
+        .iter()
+        .map(|step| {
+            let value = step.get("return_value").cloned().unwrap_or(Value::Null);
+            json!({"keyword": "Set Variable", "arguments": [rf_literal(value)]})
+        })
+        .collect();
+    let dropped = |t: usize| {
+        entry
+            .done
+            .get(t)
+            .is_some_and(|s| s.get("return_value_kept") == Some(&json!(false)))
+    };
+    let mut check = |field: String, text: &str| {
+        let Ok(template) = crate::vars::parse_template(text, UnknownPolicy::PassThrough) else {
+            return;
+        };
+        for r in template.refs() {
+            if let Some(t) = r.step_index().filter(|t| *t < done && dropped(*t)) {
+                problems.push(arg_problem(
+                    &field,
+                    format!(
+                        "`{}` refers to step {t}, whose return value was too large to keep for a resume                          (over {MAX_KEPT_VALUES_BYTES} bytes of earlier values); store it with assign_to instead",
+                        r.source
+                    ),
+                ));
+            }
+        }
+    };
+    for (i, step) in fix.iter().enumerate() {
+        each_string(step, &mut |key, text| {
+            check(format!("fix_steps[{i}].{key}"), text)
+        });
+        let mut step = step.clone();
+        if let Some(obj) = step.as_object_mut()
+            && !obj.contains_key("label")
+        {
+            // rf-mcp's label for a fix step, so the reply tells them apart.
+            obj.insert("label".into(), json!(format!("fix_step_{i}")));
+        }
+        out.push(step);
+    }
+    for (j, step) in entry.remaining.iter().enumerate() {
+        each_string(step, &mut |key, text| {
+            check(format!("remaining step {}.{key}", done + j), text);
+        });
+        out.push(renumber(step, done, fix.len()));
+    }
+    if problems.is_empty() {
+        Ok(out)
+    } else {
+        Err(problems)
+    }
+}
+
+/// Calls `f` with each string a step's references can sit in: the keyword and
+/// the arguments.
+fn each_string(step: &Value, f: &mut dyn FnMut(&str, &str)) {
+    if let Some(k) = step.get("keyword").and_then(Value::as_str) {
+        f("keyword", k);
+    }
+    for key in ["arguments", "args"] {
+        for (i, a) in array(step, key).iter().enumerate() {
+            if let Some(text) = a.as_str() {
+                f(&format!("{key}[{i}]"), text);
+            }
+        }
+    }
+}
+
+/// `step` with every `${STEP_N}` that reads a step from index `from` on moved
+/// `by` steps later (the fix steps a resume puts before them).
+fn renumber(step: &Value, from: usize, by: usize) -> Value {
+    let fix = |text: &str| -> Value {
+        let Ok(template) = crate::vars::parse_template(text, UnknownPolicy::PassThrough) else {
+            return Value::String(text.to_owned());
+        };
+        if by == 0
+            || !template
+                .refs()
+                .any(|r| r.step_index().is_some_and(|t| t >= from))
+        {
+            return Value::String(text.to_owned());
+        }
+        let mut out = String::with_capacity(text.len() + 4);
+        for part in &template.parts {
+            match part {
+                crate::vars::Part::Text(t) => out.push_str(t),
+                crate::vars::Part::Ref(r) => match r.step_index() {
+                    Some(t) if t >= from => {
+                        let digits = r.source["${STEP_".len().min(r.source.len())..]
+                            .chars()
+                            .take_while(char::is_ascii_digit)
+                            .count();
+                        let rest = r.source.get("${STEP_".len() + digits..).unwrap_or("}");
+                        out.push_str(&format!("${{STEP_{}{rest}", t + by + 1));
+                    }
+                    _ => out.push_str(&r.source),
+                },
+            }
+        }
+        Value::String(out)
+    };
+    let mut step = step.clone();
+    if let Some(obj) = step.as_object_mut() {
+        if let Some(k) = obj.get("keyword").and_then(Value::as_str) {
+            let k = fix(k);
+            obj.insert("keyword".into(), k);
+        }
+        for key in ["arguments", "args"] {
+            if let Some(Value::Array(items)) = obj.get_mut(key) {
+                for item in items.iter_mut() {
+                    if let Some(text) = item.as_str() {
+                        *item = fix(text);
+                    }
+                }
+            }
+        }
+    }
+    step
+}
+
+/// `value` as an RF argument that passes it on unchanged: JSON other than text
+/// passes as a value; text is an RF cell, so its backslashes and variable
+/// syntax are escaped.
+fn rf_literal(value: Value) -> Value {
+    let Value::String(text) = value else {
+        return value;
+    };
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '$' | '@' | '&' | '%' if chars.peek() == Some(&'{') => {
+                out.push('\\');
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+    }
+    Value::String(out)
 }
 
 const CHAINING: &str = "Chaining: ${STEP_N} in arguments is step N's return value (1-based; ${STEP_0} is the first too); \
@@ -1008,7 +1230,7 @@ resume_batch(batch_id) continues from the failed step."
     }
 
     fn render(&self, report: &Report) -> Value {
-        render_rf(report, &[], true)
+        render_rf(report, &[], true, &[])
     }
 
     fn is_error(&self, report: &Report) -> bool {
@@ -1027,8 +1249,16 @@ resume_batch(batch_id) continues from the failed step."
         let mut ignored = Vec::new();
         let on_failure = on_failure_arg(args, &mut ignored);
         let max = int_arg(args, "max_recovery_attempts", 1, 10, 2, &mut ignored);
-        remember(&self.store, report, steps, on_failure, max);
-        render_rf(report, steps, true)
+        let out = render_rf(report, steps, true, &[]);
+        remember(
+            &self.store,
+            &report.batch_id,
+            report,
+            (steps, array(&out, "steps")),
+            on_failure,
+            max,
+        );
+        out
     }
 }
 
@@ -1093,7 +1323,7 @@ assign_to value). timeout is an RF time (\"10s\"). Same result shape as execute_
     }
 
     fn render(&self, report: &Report) -> Value {
-        render_rf(report, &[], false)
+        render_rf(report, &[], false, &[])
     }
 
     fn render_call(&self, args: &Map<String, Value>, report: &Report) -> Value {
@@ -1102,7 +1332,7 @@ assign_to value). timeout is an RF time (\"10s\"). Same result shape as execute_
         let mut step = args.clone();
         step.remove("session_id");
         let asked = [Value::Object(step)];
-        let mut out = render_rf(report, &asked, false);
+        let mut out = render_rf(report, &asked, false, &[]);
         let first = out["steps"].get(0).cloned().unwrap_or(Value::Null);
         if let Some(obj) = out.as_object_mut() {
             // A single step is not resumable: no batch id to offer.
@@ -1130,9 +1360,11 @@ impl Dialect for ResumeBatch {
 
     fn description(&self, _catalog: &Catalog) -> String {
         "Continue a failed or timed-out execute_batch from its failed step, in its session as it is now. \
-fix_steps (execute_batch steps) run first. The original on_failure and max_recovery_attempts apply; ${STEP_N} \
-counts from this run's first step (use assign_to for values that cross a resume). A batch resumes once; a resumed \
-run that fails again returns a new batch_id."
+fix_steps (execute_batch steps) run first, then the failed step and the rest. The original on_failure and \
+max_recovery_attempts apply. The result is the whole batch under the same batch_id: the earlier steps as they \
+were reported, the fix steps (label fix_step_N), then the resumed steps, index counting through all of them. \
+${STEP_N} keeps the numbering of the reply being resumed (earlier steps give the values they returned); a run \
+that fails again can be resumed the same way."
             .to_owned()
     }
 
@@ -1173,7 +1405,9 @@ run that fails again returns a new batch_id."
             .map_or(0, Vec::len);
         let id = args.get("batch_id").and_then(Value::as_str).unwrap_or("");
         let guard = self.store.lock().unwrap_or_else(|e| e.into_inner());
-        fix + guard.get(id).map_or(0, |r| r.remaining.len())
+        fix + guard
+            .get(id)
+            .map_or(0, |r| r.done.len() + r.remaining.len())
     }
 
     fn to_batch(
@@ -1215,8 +1449,13 @@ run that fails again returns a new batch_id."
                 return Err(problems);
             }
         };
-        let mut steps = fix;
-        steps.extend(entry.remaining.iter().cloned());
+        let steps = match resumed_steps(&entry, &fix) {
+            Ok(steps) => steps,
+            Err(mut refused) => {
+                problems.append(&mut refused);
+                Vec::new()
+            }
+        };
         let batch = build_batch(
             &steps,
             &entry.on_failure,
@@ -1235,7 +1474,7 @@ run that fails again returns a new batch_id."
     }
 
     fn render(&self, report: &Report) -> Value {
-        render_rf(report, &[], true)
+        render_rf(report, &[], true, &[])
     }
 
     fn is_error(&self, report: &Report) -> bool {
@@ -1259,23 +1498,29 @@ run that fails again returns a new batch_id."
             .unwrap_or_else(|e| e.into_inner())
             .release(id, call_key(args), invalid)
             .filter(|_| !invalid);
-        let mut steps: Vec<Value> = args
-            .get("fix_steps")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        if let Some(e) = &entry {
-            steps.extend(e.remaining.iter().cloned());
-            remember(
-                &self.store,
-                report,
-                &steps,
-                e.on_failure.clone(),
-                e.max_recovery_attempts,
-            );
-        }
-        let mut out = render_rf(report, &steps, true);
+        let fix = array(&Value::Object(args.clone()), "fix_steps").to_vec();
+        let Some(entry) = entry else {
+            let mut out = render_rf(report, &[], true, &[]);
+            if let Some(obj) = out.as_object_mut() {
+                obj.insert("resumed_from".into(), json!(id));
+            }
+            return out;
+        };
+        // The same steps to_batch ran (it refused nothing, or this is invalid).
+        let steps = resumed_steps(&entry, &fix).unwrap_or_default();
+        let mut out = render_rf(report, &steps, true, &entry.done);
+        // rf-mcp's resume keeps the batch id: the reply is the whole batch so
+        // far, and a run that fails again is resumed under the same id.
+        remember(
+            &self.store,
+            id,
+            report,
+            (&steps, array(&out, "steps")),
+            entry.on_failure.clone(),
+            entry.max_recovery_attempts,
+        );
         if let Some(obj) = out.as_object_mut() {
+            obj.insert("batch_id".into(), json!(id));
             obj.insert("resumed_from".into(), json!(id));
         }
         out
@@ -1300,7 +1545,9 @@ mod tests {
     fn resumable() -> Resumable {
         Resumable {
             session_id: "s".into(),
+            done: vec![],
             remaining: vec![json!({"keyword": "Log", "args": ["x"]})],
+            bytes: 30,
             on_failure: "stop".into(),
             max_recovery_attempts: 1,
         }
@@ -1353,7 +1600,9 @@ mod tests {
                 i.to_string(),
                 Resumable {
                     session_id: "s".into(),
+                    done: vec![],
                     remaining: vec![],
+                    bytes: 1,
                     on_failure: "stop".into(),
                     max_recovery_attempts: 1,
                 },
@@ -1362,5 +1611,64 @@ mod tests {
         assert_eq!(store.by_id.len(), MAX_REMEMBERED);
         assert!(store.get("0").is_none());
         assert!(store.take(&MAX_REMEMBERED.to_string()).is_some());
+        // And by bytes: one entry of over half the budget leaves room for no other.
+        let big = Resumable {
+            bytes: MAX_REMEMBERED_BYTES / 2 + 1,
+            ..resumable()
+        };
+        store.insert("big1".into(), big.clone());
+        store.insert("big2".into(), big);
+        assert!(store.get("big1").is_none() && store.get("big2").is_some());
+        assert!(store.bytes <= MAX_REMEMBERED_BYTES);
+    }
+
+    #[test]
+    fn a_resume_keeps_the_numbering() {
+        let entry = Resumable {
+            done: vec![
+                json!({"index": 0, "status": "PASS", "return_value": "a ${x} \\n"}),
+                json!({"index": 1, "status": "PASS", "return_value": [1, 2]}),
+            ],
+            remaining: vec![
+                json!({"keyword": "Catenate", "arguments": ["${STEP_1}", "${STEP_3.x}", "${STEP_4}[0]", "\\${STEP_3}", "${name}"]}),
+            ],
+            ..resumable()
+        };
+        let fix = [json!({"keyword": "Log", "arguments": ["${STEP_2}"]})];
+        let steps = resumed_steps(&entry, &fix).expect("nothing refers to a dropped value");
+        // Stand-ins give the earlier values exactly, text escaped as an RF cell.
+        assert_eq!(
+            steps[0],
+            json!({"keyword": "Set Variable", "arguments": ["a \\${x} \\\\n"]})
+        );
+        assert_eq!(
+            steps[1],
+            json!({"keyword": "Set Variable", "arguments": [[1, 2]]})
+        );
+        assert_eq!(steps[2]["label"], "fix_step_0");
+        assert_eq!(steps[2]["arguments"], json!(["${STEP_2}"]));
+        // Steps from the failed one (3rd) on move past the one fix step; earlier ones,
+        // escaped text and names stay.
+        assert_eq!(
+            steps[3]["arguments"],
+            json!([
+                "${STEP_1}",
+                "${STEP_4.x}",
+                "${STEP_5}[0]",
+                "\\${STEP_3}",
+                "${name}"
+            ])
+        );
+        // A reference to a value that was too large to keep refuses the resume.
+        let mut entry = entry;
+        entry.done[1]["return_value_kept"] = json!(false);
+        let refused =
+            resumed_steps(&entry, &fix).expect_err("the fix step reads the dropped value");
+        assert!(
+            refused[0].to_string().contains("too large to keep"),
+            "{:?}",
+            refused
+        );
+        assert!(resumed_steps(&entry, &[]).is_ok());
     }
 }

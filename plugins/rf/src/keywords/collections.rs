@@ -13,6 +13,7 @@ use crate::error::{RfError, RfResult};
 use crate::matching::glob_match;
 use crate::pynum::slice_indices;
 use crate::regexp::{self, Flags};
+use crate::value::changed;
 use crate::value::{Value, plural, py_contains, py_eq, py_sort, seq2str_default, seq2str2};
 
 /// The implementation of Collections keyword `name`.
@@ -139,7 +140,7 @@ pub(super) fn lookup(name: &str) -> Option<Run> {
             py_sort(&mut items).map_err(|e| RfError::py("TypeError", e))?;
             match &list {
                 Value::List(l) => {
-                    *l.borrow_mut() = items;
+                    *changed(l) = items;
                     Ok(list)
                 }
                 _ => Ok(Value::list(items)),
@@ -231,10 +232,10 @@ pub(super) fn lookup(name: &str) -> Option<Run> {
             let d = dict_of(&dict)?;
             for pair in b.varargs.chunks(2) {
                 hashable(&pair[0])?;
-                d.borrow_mut().insert(pair[0].clone(), pair[1].clone());
+                changed(&d).insert(pair[0].clone(), pair[1].clone());
             }
             for (k, v) in &b.kwargs {
-                d.borrow_mut().insert(Value::str(k.as_str()), v.clone());
+                changed(&d).insert(Value::str(k.as_str()), v.clone());
             }
             Ok(dict)
         },
@@ -242,7 +243,7 @@ pub(super) fn lookup(name: &str) -> Option<Run> {
             let dict = b.get("dictionary");
             let d = dict_of(&dict)?;
             for key in &b.varargs {
-                let removed = d.borrow_mut().remove(key);
+                let removed = changed(&d).remove(key);
                 match removed {
                     Some(v) => s.info(format!(
                         "Removed item with key '{}' and value '{}'.",
@@ -259,7 +260,7 @@ pub(super) fn lookup(name: &str) -> Option<Run> {
             let d = dict_of(&dict)?;
             let key = b.get("key");
             hashable(&key)?;
-            let removed = d.borrow_mut().remove(&key);
+            let removed = changed(&d).remove(&key);
             match removed {
                 Some(v) => Ok(v),
                 None if b.given("default") => Ok(b.get("default")),
@@ -280,7 +281,7 @@ pub(super) fn lookup(name: &str) -> Option<Run> {
                 .filter(|k| !b.varargs.iter().any(|keep| py_eq(keep, k)))
                 .collect();
             for key in remove {
-                let removed = d.borrow_mut().remove(&key);
+                let removed = changed(&d).remove(&key);
                 if let Some(v) = removed {
                     s.info(format!(
                         "Removed item with key '{}' and value '{}'.",
@@ -412,7 +413,7 @@ fn items_of(v: &Value) -> Vec<Value> {
 fn with_list(list: &Value, f: impl FnOnce(&mut Vec<Value>)) -> RfResult<()> {
     match list {
         Value::List(l) => {
-            f(&mut l.borrow_mut());
+            f(&mut changed(l));
             Ok(())
         }
         other => Err(RfError::py(

@@ -160,12 +160,43 @@ fn failure_codes() {
     assert_eq!(f.message, "No keyword with name 'Nope Nope' found.");
     let f = run(&mut s, json!({"keyword": "Log"})).unwrap_err();
     assert_eq!((f.code.as_str(), f.input_fired), ("invalid-input", false));
+    // A failure of the sandboxed libraries repeats exactly when re-run: `assertion`,
+    // which the RF batch tools' retry policies leave alone, and nothing to recover with.
     let f = run(&mut s, json!({"keyword": "Fail", "args": ["boom"]})).unwrap_err();
     assert_eq!(
         (f.code.as_str(), f.input_fired, f.message.as_str()),
-        ("failed", true, "boom")
+        ("assertion", true, "boom")
     );
     assert_eq!(f.details_json()["continuable"], false);
+    assert!(f.recovery.is_empty());
+    let f = run(&mut s, json!({"keyword": "Run Keyword And Continue On Failure", "args": ["Should Be Equal", "1", "2"]})).unwrap_err();
+    assert_eq!(f.code.as_str(), "assertion");
+    // A remote library's failure may heal: `failed` (the server is down here).
+    let f = run(
+        &mut s,
+        json!({"keyword": "Import Library", "args": ["Remote", "http://127.0.0.1:9"]}),
+    )
+    .unwrap_err();
+    assert_eq!(f.code.as_str(), "failed", "{}", f.message);
+    // A call that changed the session before it failed may go another way next time.
+    let f = run(&mut s, json!({"keyword": "Run Keywords", "args": ["Set Test Variable", "${n}", "1", "AND", "Fail", "not yet"]})).unwrap_err();
+    assert_eq!(f.code.as_str(), "failed");
+    let f = run(
+        &mut s,
+        json!({"keyword": "Evaluate", "args": ["$l.append(1) or 1/0"], "assign": "x"}),
+    )
+    .unwrap_err();
+    assert_eq!(f.code.as_str(), "assertion", "no ${{l}} yet: {}", f.message);
+    run(&mut s, json!({"keyword": "Create List", "assign": "l"})).unwrap();
+    let f = run(
+        &mut s,
+        json!({"keyword": "Evaluate", "args": ["$l.append(1) or 1/0"]}),
+    )
+    .unwrap_err();
+    assert_eq!(f.code.as_str(), "failed", "{}", f.message);
+    // The next call starts afresh.
+    let f = run(&mut s, json!({"keyword": "Fail"})).unwrap_err();
+    assert_eq!(f.code.as_str(), "assertion");
     let f = invoke(&mut s, "run_keyword", r#"{"keyword": "Log", "extra": 1}"#).unwrap_err();
     assert_eq!(f.code, FailureCode::InvalidInput);
     let f = invoke(&mut s, "nope", "{}").unwrap_err();

@@ -102,6 +102,7 @@ impl Store {
     /// Sets undecorated `name`. An existing variable keeps the name it was first set with,
     /// as RF's normalized dictionary does.
     pub fn set(&mut self, name: &str, value: Value) {
+        crate::value::note_change();
         match self.vars.get_mut(&key(name)) {
             Some(entry) => entry.value = value,
             None => {
@@ -118,6 +119,7 @@ impl Store {
 
     /// Removes undecorated `name`.
     pub fn remove(&mut self, name: &str) -> Option<Value> {
+        crate::value::note_change();
         self.vars.remove(&key(name)).map(|e| e.value)
     }
 

@@ -4,6 +4,7 @@ use super::{
     arity, call_builtin, int_arg, iterate, kwarg, no_kwargs, str_arg, type_err, value_err,
 };
 use crate::expr::EvalError;
+use crate::value::changed;
 use crate::value::{Value, py_eq, py_sort};
 use crate::{pyfmt, pystr};
 
@@ -474,13 +475,13 @@ pub(super) fn list_method(
                 "copy" => Ok(Value::list(items)),
                 "append" => {
                     arity(method, args, 1, 1)?;
-                    list.borrow_mut().push(args[0].clone());
+                    changed(list).push(args[0].clone());
                     Ok(Value::None)
                 }
                 "extend" => {
                     arity(method, args, 1, 1)?;
                     let more = iterate(&args[0])?;
-                    list.borrow_mut().extend(more);
+                    changed(list).extend(more);
                     Ok(Value::None)
                 }
                 "insert" => {
@@ -488,7 +489,7 @@ pub(super) fn list_method(
                     let len = items.len() as i64;
                     let i = int_arg(&args[0], "")?;
                     let pos = if i < 0 { (i + len).max(0) } else { i.min(len) };
-                    list.borrow_mut().insert(pos as usize, args[1].clone());
+                    changed(list).insert(pos as usize, args[1].clone());
                     Ok(Value::None)
                 }
                 "pop" => {
@@ -506,7 +507,7 @@ pub(super) fn list_method(
                     if pos < 0 || pos >= len {
                         return Err(EvalError::py("IndexError", "pop index out of range"));
                     }
-                    Ok(list.borrow_mut().remove(pos as usize))
+                    Ok(changed(list).remove(pos as usize))
                 }
                 "remove" => {
                     arity(method, args, 1, 1)?;
@@ -514,11 +515,11 @@ pub(super) fn list_method(
                         .iter()
                         .position(|v| py_eq(v, &args[0]))
                         .ok_or_else(|| value_err("list.remove(x): x not in list"))?;
-                    list.borrow_mut().remove(pos);
+                    changed(list).remove(pos);
                     Ok(Value::None)
                 }
                 "reverse" => {
-                    list.borrow_mut().reverse();
+                    changed(list).reverse();
                     Ok(Value::None)
                 }
                 "sort" => {
@@ -527,11 +528,11 @@ pub(super) fn list_method(
                     if kwarg(kwargs, "reverse").is_some_and(Value::truthy) {
                         sorted.reverse();
                     }
-                    *list.borrow_mut() = sorted;
+                    *changed(list) = sorted;
                     Ok(Value::None)
                 }
                 "clear" => {
-                    list.borrow_mut().clear();
+                    changed(list).clear();
                     Ok(Value::None)
                 }
                 _ => Err(EvalError::py(
@@ -585,7 +586,7 @@ pub(super) fn dict_method(
         "pop" => {
             arity(method, args, 1, 2)?;
             hashable(&args[0])?;
-            let removed = d.borrow_mut().remove(&args[0]);
+            let removed = changed(d).remove(&args[0]);
             match (removed, args.get(1)) {
                 (Some(v), _) => Ok(v),
                 (None, Some(default)) => Ok(default.clone()),
@@ -600,7 +601,7 @@ pub(super) fn dict_method(
                 Some(v) => Ok(v),
                 None => {
                     let v = args.get(1).cloned().unwrap_or(Value::None);
-                    d.borrow_mut().insert(args[0].clone(), v.clone());
+                    changed(d).insert(args[0].clone(), v.clone());
                     Ok(v)
                 }
             }
@@ -611,17 +612,17 @@ pub(super) fn dict_method(
                 let pairs = call_builtin("dict", std::slice::from_ref(other), &[])?;
                 if let Value::Dict(p) = pairs {
                     for (k, v) in p.borrow().items.iter() {
-                        d.borrow_mut().insert(k.clone(), v.clone());
+                        changed(d).insert(k.clone(), v.clone());
                     }
                 }
             }
             for (k, v) in kwargs {
-                d.borrow_mut().insert(Value::str(k.as_str()), v.clone());
+                changed(d).insert(Value::str(k.as_str()), v.clone());
             }
             Ok(Value::None)
         }
         "clear" => {
-            d.borrow_mut().items.clear();
+            changed(d).items.clear();
             Ok(Value::None)
         }
         _ => Err(EvalError::py(

@@ -5,6 +5,7 @@ use crate::args::Bound;
 use crate::engine::Session;
 use crate::error::{RfError, RfResult};
 use crate::value::Value;
+use crate::value::changed;
 use crate::variables::Arg;
 use crate::variables::search::{split_from_equals, whole_variable};
 
@@ -145,7 +146,7 @@ pub(super) fn create_dictionary(s: &mut Session, b: &Bound) -> RfResult<Value> {
     let dict = Value::dict(pairs, true);
     if let Value::Dict(d) = &dict {
         for (k, v) in dict_items(s, &items[split..])? {
-            d.borrow_mut().insert(k, v);
+            changed(d).insert(k, v);
         }
     }
     Ok(dict)
