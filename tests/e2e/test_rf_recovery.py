@@ -15,11 +15,11 @@ pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
 
 @contextlib.contextmanager
-def flaky_server(tags_via):
+def flaky_server(tags_via, *extra):
     """tests/rf/remote_flaky.py serving keyword tags the given way (`none`: as a stock
     robotremoteserver, which hides them)."""
     proc = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests/rf/remote_flaky.py"), "0", f"--tags={tags_via}"],
+        [sys.executable, str(ROOT / "tests/rf/remote_flaky.py"), "0", f"--tags={tags_via}", *extra],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
@@ -130,3 +130,28 @@ async def test_retry_mode_runs_no_strategies(flaky):
         assert all(r["strategy"] == "retry" for r in out["failure"]["recovery_log"])
         _, out = await run(s, {"session_id": "rt", "steps": [{"keyword": "Flaky.Get Log"}]})
         assert out["steps"][0]["return_value"] == [], "retry must not run recovery keywords"
+
+
+@pytest.fixture
+def flaky_with_clear():
+    with flaky_server("info", "--clear-items") as url:
+        yield url
+
+
+async def test_a_plain_recovery_keyword_never_runs_for_an_unrecognized_error(flaky_with_clear):
+    flaky = flaky_with_clear
+    # `Clear Items` is tagged plain `recovery`: it declares the page and element
+    # classes, not an error nothing recognizes, so a KeyError runs only tier 1.
+    async with stdio_session() as s:
+        result, out = await run(s, {
+            "session_id": "unknown-class",
+            "max_recovery_attempts": 2,
+            "steps": [importing(flaky), {"keyword": "Flaky.Lookup Item", "arguments": ["missing"]}],
+        })
+        assert out["status"] == "FAIL", out
+        failed = out["failure"]
+        assert "KeyError" in failed["error"], failed
+        strategies = [r["strategy"] for r in failed["recovery_log"]]
+        assert strategies and set(strategies) == {"wait_and_retry"}, failed["recovery_log"]
+        result, out = await run(s, {"session_id": "unknown-class", "steps": [{"keyword": "Flaky.Get Log"}]})
+        assert out["steps"][0]["return_value"] == [], out["steps"][0]

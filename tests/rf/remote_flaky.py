@@ -2,7 +2,8 @@
 remote interface, for the rf plugin's recovery tests (`execute_batch` with
 `on_failure: "recover"`).
 
-Run `python remote_flaky.py [PORT] [--tags=info|method|doc|none]` (0 picks a free port):
+Run `python remote_flaky.py [PORT] [--tags=info|method|doc|none] [--clear-items]` (0 picks a
+free port; `--clear-items` adds a data-deleting keyword tagged plain `recovery`):
 it prints `PORT <n>` on stdout once the server listens, then serves until killed.
 
 robotremoteserver 1.1.1 serves neither `get_library_information` nor `get_keyword_tags`,
@@ -64,6 +65,10 @@ class RemoteFlaky:
             )
         return self._counter_calls
 
+    def lookup_item(self, name):
+        """Fails with a KeyError: an error no recovery pattern recognizes."""
+        return {"known": 1}[name]
+
     def go_back(self):
         """Pretends to navigate back (a well-known recovery keyword)."""
         print("Went back")
@@ -78,7 +83,19 @@ class RemoteFlaky:
         self._log.clear()
 
 
-def serve(port, tags_via):
+class RemoteFlakyWithClear(RemoteFlaky):
+    """The same, plus a keyword that deletes data (served with `--clear-items`)."""
+
+    @keyword(tags=["recovery"])
+    def clear_items(self):
+        """Deletes the stored items: tagged plain `recovery`, for page and element errors.
+
+        It must never run for an error the rf plugin does not recognize (a KeyError).
+        """
+        self._log.append("Clear Items")
+
+
+def serve(port, tags_via, library):
     from robotremoteserver import RobotRemoteServer
 
     class Server(RobotRemoteServer):
@@ -110,16 +127,17 @@ def serve(port, tags_via):
             tags = self.get_keyword_tags(name) if keyword else []
             return f"{doc}\n\nTags: {', '.join(tags)}" if tags else doc
 
-    server = Server(RemoteFlaky(), host="127.0.0.1", port=port, serve=False)
+    server = Server(library, host="127.0.0.1", port=port, serve=False)
     server.activate()  # binds, so that port 0 has become a real port
     print(f"PORT {server.server_port}", flush=True)
     server.serve(log=False)
 
 
 if __name__ == "__main__":
-    args = [a for a in sys.argv[1:] if not a.startswith("--tags=")]
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
     modes = [a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--tags=")]
     mode = modes[-1] if modes else "info"
     if mode not in ("info", "method", "doc", "none"):
         sys.exit(f"unknown --tags mode {mode!r}; use info, method, doc or none")
-    serve(int(args[0]) if args else 0, mode)
+    library = RemoteFlakyWithClear() if "--clear-items" in sys.argv[1:] else RemoteFlaky()
+    serve(int(args[0]) if args else 0, mode, library)

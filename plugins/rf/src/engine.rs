@@ -272,9 +272,10 @@ impl Session {
                 let owner = tokens[..i].join(".");
                 let kw = tokens[i..].join(".");
                 let owner_norm = normalize(&owner, &[], true, true);
+                let kw_norm = normalize_name(&kw);
                 for (li, lib) in self.libraries.iter().enumerate() {
                     if normalize(&lib.name, &[], true, true) == owner_norm {
-                        hits.extend(self.keywords_in(li, &kw));
+                        hits.extend(self.keywords_in(li, &kw_norm));
                     }
                 }
             }
@@ -287,8 +288,9 @@ impl Session {
             }
         }
         let mut hits = Vec::new();
+        let norm = normalize_name(name);
         for li in 0..self.libraries.len() {
-            hits.extend(self.keywords_in(li, name));
+            hits.extend(self.keywords_in(li, &norm));
         }
         if hits.len() > 1 {
             for lib_name in &self.search_order {
@@ -361,12 +363,12 @@ impl Session {
         }
     }
 
-    fn keywords_in(&self, li: usize, name: &str) -> Vec<Found> {
-        let norm = normalize_name(name);
+    /// The keywords of library `li` whose normalized name is `norm`.
+    fn keywords_in(&self, li: usize, norm: &str) -> Vec<Found> {
         match &self.libraries[li].kind {
-            LibKind::Static(real) => keywords::registry()
+            LibKind::Static(real) => keywords::named(norm)
                 .iter()
-                .filter(|kw| kw.info.library == *real && kw.norm == norm)
+                .filter(|kw| kw.info.library == *real)
                 .map(|kw| Found::Static(li, kw))
                 .collect(),
             LibKind::Remote(lib) => lib
