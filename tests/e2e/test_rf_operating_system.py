@@ -27,10 +27,20 @@ pytestmark = [pytest.mark.anyio, pytest.mark.timeout(300)]
 GRANT_KEY = "[plugins.grants.rf]"
 
 
+def dev_plugin():
+    """Config lines that load a development build of rf.wasm from RF_PLUGIN_DIR (as the
+    other rf tests do) in place of the built-in one, and the grant key naming it."""
+    folder = os.environ.get("RF_PLUGIN_DIR")
+    if not folder:
+        return "", ""
+    return f'[plugins]\ndisable = ["rf"]\ndirs = ["{folder}"]\n', 'file = "rf.wasm"\n'
+
+
 def folder_grant(*folders):
     """A host config granting rf `folders` [(path, read_only)], keeping its loopback HTTP."""
+    plugins, file_line = dev_plugin()
     items = ", ".join(f'{{ path = "{p}", read_only = {"true" if ro else "false"} }}' for p, ro in folders)
-    return f'[plugins.grants.rf]\nhttp = ["loopback:*"]\nfolders = [{items}]\n'
+    return f'{plugins}[plugins.grants.rf]\n{file_line}http = ["loopback:*"]\nfolders = [{items}]\n'
 
 
 @pytest.fixture
@@ -204,12 +214,14 @@ async def test_a_tenants_narrower_folder_is_enforced(tmp):
 id = "acme"
 token_sha256 = ["{sha('acme-secret')}"]
 [tenants.grants.rf]
+http = ["loopback:*"]
 folders = [{{ path = "{shared / 'acme'}", read_only = false }}]
 
 [[tenants]]
 id = "viewer"
 token_sha256 = ["{sha('viewer-secret')}"]
 [tenants.grants.rf]
+http = ["loopback:*"]
 folders = [{{ path = "{shared}", read_only = true }}]
 """
     with config_file(tenants) as tenants_path:
@@ -232,7 +244,8 @@ folders = [{{ path = "{shared}", read_only = true }}]
 
 
 async def test_without_a_folder_grant_the_import_fails_naming_the_key():
-    async with stdio_session() as s:
+    plugins, file_line = dev_plugin()
+    async with host_with(f'{plugins}[plugins.grants.rf]\n{file_line}http = ["loopback:*"]\n') as s:
         out = await batch(s, [IMPORT])
         assert out["status"] == "FAIL", out
         message = error_of(out["steps"][0])
@@ -244,7 +257,7 @@ async def test_bad_folder_grants_stop_the_host_naming_the_key(tmp):
     import subprocess
 
     with config_file(folder_grant((tmp / "missing", False))) as path:
-        proc = subprocess.run([BIN, "--config", path, "list"], capture_output=True, text=True, timeout=60)
+        proc = subprocess.run([BIN, "--config", path, "plugins"], capture_output=True, text=True, timeout=60)
     assert proc.returncode != 0
     assert "[plugins.grants.rf] folders" in proc.stderr and "missing" in proc.stderr, proc.stderr
 
@@ -416,7 +429,8 @@ def differential_cases(d):
         ("Empty Directory", d),
         ("List Directory", d),
     ]
-    return [{"id": f"{i:03d}-{c[0]}", "keyword": c[0], "args": list(c[1:]), "setup": []} for i, c in enumerate(calls)]
+    return [{"id": f"{i:03d}-{c[0]}", "keyword": c[0], "args": [str(a) for a in c[1:]], "setup": []}
+            for i, c in enumerate(calls)]
 
 
 def test_plugin_agrees_with_robot_framework_on_files(tmp):

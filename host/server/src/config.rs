@@ -507,24 +507,43 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let root = std::fs::canonicalize(dir.path()).expect("canonical");
         std::fs::create_dir_all(root.join("data/inner")).expect("mkdir");
-        let parse = |folders: &str| Config::parse(&format!("[plugins.grants.rf]\nfolders = [{folders}]\n"));
+        let parse =
+            |folders: &str| Config::parse(&format!("[plugins.grants.rf]\nfolders = [{folders}]\n"));
         let dotted = root.join("data/inner/..");
-        let config = parse(&format!("{{ path = \"{}\", read_only = false }}", dotted.display()))
-            .expect("parses");
+        let config = parse(&format!(
+            "{{ path = \"{}\", read_only = false }}",
+            dotted.display()
+        ))
+        .expect("parses");
         let folders = &config.plugins.grants["rf"].folders;
         assert_eq!(folders[0].path, root.join("data"), "canonical");
         assert!(!folders[0].read_only);
         let config = parse(&format!("{{ path = \"{}\" }}", root.display())).expect("parses");
-        assert!(config.plugins.grants["rf"].folders[0].read_only, "read-only by default");
+        assert!(
+            config.plugins.grants["rf"].folders[0].read_only,
+            "read-only by default"
+        );
         for (folders, wanted) in [
-            ("{ path = \"relative/dir\" }".to_owned(), "is not an absolute path"),
-            (format!("{{ path = \"{}/missing\" }}", root.display()), "is not an existing directory"),
             (
-                format!("{{ path = \"{0}/data\" }}, {{ path = \"{0}/data/inner/..\" }}", root.display()),
+                "{ path = \"relative/dir\" }".to_owned(),
+                "is not an absolute path",
+            ),
+            (
+                format!("{{ path = \"{}/missing\" }}", root.display()),
+                "is not an existing directory",
+            ),
+            (
+                format!(
+                    "{{ path = \"{0}/data\" }}, {{ path = \"{0}/data/inner/..\" }}",
+                    root.display()
+                ),
                 "is listed twice",
             ),
             (
-                format!("{{ path = \"{0}/data\" }}, {{ path = \"{0}/data/inner\" }}", root.display()),
+                format!(
+                    "{{ path = \"{0}/data\" }}, {{ path = \"{0}/data/inner\" }}",
+                    root.display()
+                ),
                 "must not overlap",
             ),
         ] {

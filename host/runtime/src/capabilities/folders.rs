@@ -11,7 +11,7 @@
 //! link that leads outside the preopened directory is refused by the host, so
 //! only the preopens decide what a guest can reach.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
@@ -166,15 +166,16 @@ pub(crate) fn preopen(folders: &[FolderGrant], plugin: &str, builder: &mut WasiC
     }
 }
 
-/// Whether `path` lies inside one of `folders` (component-wise).
-#[cfg(test)]
-fn covered(folders: &[FolderGrant], path: &Path) -> bool {
-    folders.iter().any(|f| path.starts_with(&f.path))
-}
-
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
     use super::*;
+
+    /// Whether `path` lies inside one of `folders` (component-wise).
+    fn covered(folders: &[FolderGrant], path: &Path) -> bool {
+        folders.iter().any(|f| path.starts_with(&f.path))
+    }
 
     fn grant(path: &Path, read_only: bool) -> FolderGrant {
         FolderGrant {
@@ -219,7 +220,10 @@ mod tests {
         let root = std::fs::canonicalize(dir.path()).expect("canonical");
         std::fs::create_dir(root.join("real")).expect("mkdir");
         std::os::unix::fs::symlink(root.join("real"), root.join("link")).expect("symlink");
-        let mut folders = vec![grant(&root.join("real"), true), grant(&root.join("link"), false)];
+        let mut folders = vec![
+            grant(&root.join("real"), true),
+            grant(&root.join("link"), false),
+        ];
         canonicalize(&mut folders);
         assert_eq!(
             check(&folders),
@@ -235,7 +239,10 @@ mod tests {
         std::fs::create_dir_all(root.join("a/b")).expect("mkdir");
         std::fs::create_dir(root.join("ab")).expect("mkdir");
         assert_eq!(
-            check(&[grant(&root.join("a"), false), grant(&root.join("a/b"), true)]),
+            check(&[
+                grant(&root.join("a"), false),
+                grant(&root.join("a/b"), true)
+            ]),
             Err(FolderError::Overlap {
                 inner: root.join("a/b"),
                 outer: root.join("a"),

@@ -125,10 +125,11 @@ impl TenantsFile {
             path: path.to_owned(),
             source,
         })?;
-        let mut file: TenantsFile = toml::from_str(&text).map_err(|source| TenantsError::Parse {
-            path: path.to_owned(),
-            source: Box::new(source),
-        })?;
+        let mut file: TenantsFile =
+            toml::from_str(&text).map_err(|source| TenantsError::Parse {
+                path: path.to_owned(),
+                source: Box::new(source),
+            })?;
         file.canonicalize();
         file.validate()?;
         Ok(file)
@@ -256,10 +257,14 @@ mod tests {
                 "[[tenants]]\nid = \"acme\"\ntoken_sha256 = [\"{HASH}\"]\n[tenants.grants.rf]\nfolders = [{folders}]\n"
             )
         };
-        let file = parse(&tenant(&format!("{{ path = \"{}/.\" }}", root.display()))).expect("valid");
+        let file =
+            parse(&tenant(&format!("{{ path = \"{}/.\" }}", root.display()))).expect("valid");
         assert_eq!(file.tenants[0].grants["rf"].folders[0].path, root);
-        let err = parse(&tenant(&format!("{{ path = \"{}/nope\" }}", root.display())))
-            .expect_err("missing folder");
+        let err = parse(&tenant(&format!(
+            "{{ path = \"{}/nope\" }}",
+            root.display()
+        )))
+        .expect_err("missing folder");
         assert!(err.contains("[tenants.grants.rf] folders"), "{err}");
         assert!(err.contains("tenant `acme`"), "{err}");
     }

@@ -163,7 +163,11 @@ pub(super) fn lookup(name: &str) -> Option<Run> {
             if b.flag("recursive") {
                 sandbox::remove_tree(&path, &mut Budget::new())?;
             } else {
-                directory_should_be_empty(s, &path, Some(format!("Directory '{path}' is not empty.")))?;
+                directory_should_be_empty(
+                    s,
+                    &path,
+                    Some(format!("Directory '{path}' is not empty.")),
+                )?;
                 std::fs::remove_dir(&path).map_err(|e| os_error(&e, &path, None))?;
             }
             link(s, "Removed directory '%s'.", &[&path]);
@@ -263,7 +267,9 @@ pub(super) fn lookup(name: &str) -> Option<Run> {
             let name = b.text("name");
             match s.store.env.get(&name).filter(|v| !v.is_empty()).cloned() {
                 Some(value) => {
-                    s.info(format!("Environment variable '{name}' is set to '{value}'."));
+                    s.info(format!(
+                        "Environment variable '{name}' is set to '{value}'."
+                    ));
                     Ok(Value::None)
                 }
                 None => Err(failure(
@@ -488,7 +494,10 @@ fn matches_error(kind: &str, path: &str, mut matches: Vec<String>) -> String {
         return format!("{kind} '{path}' exists.");
     }
     matches.sort();
-    format!("{kind} '{path}' matches {}.", seq2str(&matches, "'", ", ", " and "))
+    format!(
+        "{kind} '{path}' matches {}.",
+        seq2str(&matches, "'", ", ", " and ")
+    )
 }
 
 #[derive(Clone, Copy)]
@@ -718,7 +727,11 @@ fn grep_file(s: &mut Session, b: &Bound) -> RfResult<Value> {
 fn write_text(b: &Bound, append: bool) -> RfResult<String> {
     let encoding = text::Encoding::parse(&b.text("encoding"))?;
     let content = b.text("content");
-    write_bytes(&b.text("path"), |_| text::encode(&content, encoding), append)
+    write_bytes(
+        &b.text("path"),
+        |_| text::encode(&content, encoding),
+        append,
+    )
 }
 
 fn write_bytes(
@@ -923,11 +936,7 @@ fn prepare_copy_dir(source: &str, dest: &str) -> RfResult<(String, String)> {
 }
 
 fn exists_error() -> std::io::Error {
-    std::io::Error::from_raw_os_error(if cfg!(target_arch = "wasm32") {
-        20
-    } else {
-        17
-    })
+    std::io::Error::from_raw_os_error(if cfg!(target_arch = "wasm32") { 20 } else { 17 })
 }
 
 fn set_mtime(path: &str, epoch: i64) -> RfResult<()> {

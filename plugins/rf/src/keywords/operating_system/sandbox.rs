@@ -82,7 +82,7 @@ pub(crate) fn folders() -> Vec<Folder> {
 }
 
 /// Natively there are no preopens: unit tests say what is granted.
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(all(test, not(target_arch = "wasm32")))]
 pub(crate) fn set_folders(folders: Vec<Folder>) {
     FOLDERS.with(|f| *f.borrow_mut() = folders);
 }
@@ -299,6 +299,14 @@ pub(crate) fn is_file(path: &str) -> bool {
 /// The names in directory `path`, sorted and NFC-normalized as RF's `_list_dir`
 /// gives them, at most [`MAX_LIST_ITEMS`].
 pub(crate) fn list_names(path: &str) -> RfResult<Vec<String>> {
+    let mut names = list_names_unsorted(path)?;
+    names.sort();
+    Ok(names)
+}
+
+/// The names in directory `path` in the order the directory gives them (Python's
+/// `os.scandir`, which glob uses), at most [`MAX_LIST_ITEMS`].
+fn list_names_unsorted(path: &str) -> RfResult<Vec<String>> {
     use unicode_normalization::UnicodeNormalization;
     let entries = std::fs::read_dir(path).map_err(|e| os_error(&e, path, None))?;
     let mut names = Vec::new();
@@ -309,9 +317,14 @@ pub(crate) fn list_names(path: &str) -> RfResult<Vec<String>> {
                 "Directory '{path}' has more than {MAX_LIST_ITEMS} items; the rf sandbox lists at most {MAX_LIST_ITEMS} in one call."
             )));
         }
-        names.push(entry.file_name().to_string_lossy().nfc().collect::<String>());
+        names.push(
+            entry
+                .file_name()
+                .to_string_lossy()
+                .nfc()
+                .collect::<String>(),
+        );
     }
-    names.sort();
     Ok(names)
 }
 
@@ -346,8 +359,8 @@ pub(crate) fn read_bounded(path: &str) -> RfResult<Vec<u8>> {
     Ok(bytes)
 }
 
-/// Python's `glob.glob(pattern)` for an absolute pattern, sorted; at most
-/// [`MAX_LIST_ITEMS`] matches. Names starting with a dot match only a pattern
+/// Python's `glob.glob(pattern)` for an absolute pattern, in directory order as
+/// glob gives them (RF sorts only for messages); at most [`MAX_LIST_ITEMS`] matches. Names starting with a dot match only a pattern
 /// that starts with one, as in glob.
 pub(crate) fn glob(pattern: &str) -> RfResult<Vec<String>> {
     if !paths::has_magic(pattern) {
@@ -357,19 +370,26 @@ pub(crate) fn glob(pattern: &str) -> RfResult<Vec<String>> {
             Vec::new()
         });
     }
-    let mut current = vec![if pattern.starts_with('/') {
-        "/".to_string()
-    } else {
-        String::new()
-    }];
     let components: Vec<&str> = pattern.split('/').filter(|c| !c.is_empty()).collect();
-    for (i, comp) in components.iter().enumerate() {
+    // Start below the literal prefix: in the sandbox the folders above a granted
+    // one do not exist, so walking down from `/` would find nothing.
+    let first_magic = components
+        .iter()
+        .position(|c| paths::has_magic(c))
+        .unwrap_or(components.len());
+    let root = if pattern.starts_with('/') { "/" } else { "" };
+    let prefix = format!("{root}{}", components[..first_magic].join("/"));
+    if !prefix.is_empty() && !is_dir(&prefix) {
+        return Ok(Vec::new());
+    }
+    let mut current = vec![prefix];
+    for (i, comp) in components.iter().enumerate().skip(first_magic) {
         let last = i + 1 == components.len();
         let mut next = Vec::new();
         for base in &current {
             if paths::has_magic(comp) {
                 let dir = if base.is_empty() { "." } else { base.as_str() };
-                let Ok(names) = list_names(dir) else {
+                let Ok(names) = list_names_unsorted(dir) else {
                     continue;
                 };
                 let Ok(re) = regex::Regex::new(&crate::matching::glob_to_regex(comp)) else {
@@ -400,7 +420,6 @@ pub(crate) fn glob(pattern: &str) -> RfResult<Vec<String>> {
         }
         current = next;
     }
-    current.sort();
     Ok(current)
 }
 
@@ -487,7 +506,15 @@ fn copy_tree_at(
 
 /// `os.makedirs(path)`.
 pub(crate) fn make_dirs(path: &str) -> RfResult<()> {
-    std::fs::create_dir_all(path).map_err(|e| os_error(&e, path, None))
+    std::fs::create_dir_all(path).map_err(|e| {
+        // Something is there that cannot be followed: a link leading out of the
+        // folder (or one that leads nowhere).
+        if e.kind() == io::ErrorKind::AlreadyExists && !exists(path) {
+            escaped(path)
+        } else {
+            os_error(&e, path, None)
+        }
+    })
 }
 
 /// `shutil.move(source, dest)`: a rename, else a copy and a removal (a rename

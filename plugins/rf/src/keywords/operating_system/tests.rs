@@ -105,7 +105,10 @@ fn path_text_matches_posixpath() {
     assert_eq!(paths::split("/a/b/"), ("/a/b".into(), "".into()));
     assert_eq!(paths::split("//x"), ("//".into(), "x".into()));
     assert_eq!(paths::splitext(".bashrc"), (".bashrc".into(), "".into()));
-    assert_eq!(paths::splitext("a/b.tar.gz"), ("a/b.tar".into(), ".gz".into()));
+    assert_eq!(
+        paths::splitext("a/b.tar.gz"),
+        ("a/b.tar".into(), ".gz".into())
+    );
     assert_eq!(
         paths::split_extension("file.ext..."),
         ("file".into(), "ext...".into())
@@ -166,7 +169,10 @@ fn files_are_created_read_and_removed_with_rfs_logs() {
         ok(&mut s, "Grep File", &[&f, "line"]).repr(),
         "'line 1\\nline 2'"
     );
-    assert_eq!(logs(&mut s).last().map(String::as_str), Some("2 out of 3 lines matched."));
+    assert_eq!(
+        logs(&mut s).last().map(String::as_str),
+        Some("2 out of 3 lines matched.")
+    );
     assert_eq!(
         ok(&mut s, "Grep File", &[&f, "^l.*2$", "regexp=True"]).repr(),
         "'line 2'"
@@ -219,10 +225,7 @@ fn encodings_and_binary_files() {
         ok(&mut s, "Get File", &[&f, "encoding_errors=replace"]).repr(),
         "'\\x00\u{fffd}'"
     );
-    assert_eq!(
-        ok(&mut s, "Get File", &[&f, "latin-1"]).repr(),
-        "'\\x00ÿ'"
-    );
+    assert_eq!(ok(&mut s, "Get File", &[&f, "latin-1"]).repr(), "'\\x00ÿ'");
     assert_eq!(
         err(&mut s, "Create File", &[&f, "äö-x", "ASCII"]).1,
         "UnicodeEncodeError: 'ascii' codec can't encode characters in position 0-1: ordinal not in range(128)"
@@ -258,7 +261,12 @@ fn directories_listing_copy_and_move() {
         ]
     );
     assert_eq!(
-        ok(&mut s, "List Files In Directory", &[&d, "*.txt", "absolute=yes"]).repr(),
+        ok(
+            &mut s,
+            "List Files In Directory",
+            &[&d, "*.txt", "absolute=yes"]
+        )
+        .repr(),
         format!("['{d}/a.txt', '{d}/b.txt']")
     );
     assert_eq!(
@@ -266,8 +274,14 @@ fn directories_listing_copy_and_move() {
         "['inner']"
     );
     assert_eq!(ok(&mut s, "Count Items In Directory", &[&d]).repr(), "4");
-    assert_eq!(ok(&mut s, "Count Files In Directory", &[&d, "?.txt"]).repr(), "2");
-    assert_eq!(ok(&mut s, "Count Directories In Directory", &[&d]).repr(), "1");
+    assert_eq!(
+        ok(&mut s, "Count Files In Directory", &[&d, "?.txt"]).repr(),
+        "2"
+    );
+    assert_eq!(
+        ok(&mut s, "Count Directories In Directory", &[&d]).repr(),
+        "1"
+    );
     assert_eq!(
         err(&mut s, "Directory Should Be Empty", &[&d]).1,
         format!("Directory '{d}' is not empty. Contents: '.hidden', 'a.txt', 'b.txt', 'inner'.")
@@ -282,7 +296,11 @@ fn directories_listing_copy_and_move() {
         ok(&mut s, "List Directory", &[&t.path("f")]).repr(),
         "['a.txt', 'b.txt']"
     );
-    ok(&mut s, "Move File", &[&t.path("f/a.txt"), &t.path("f/c.txt")]);
+    ok(
+        &mut s,
+        "Move File",
+        &[&t.path("f/a.txt"), &t.path("f/c.txt")],
+    );
     ok(&mut s, "Move Files", &[&t.path("f/*.txt"), &t.path("g")]);
     assert_eq!(
         ok(&mut s, "List Directory", &[&t.path("g")]).repr(),
@@ -352,17 +370,35 @@ fn the_sandbox_refuses_paths_outside_the_grant_and_writes_to_read_only_folders()
     assert!(!message.contains("Errno"), "{message}");
     // `..` cannot climb out, and a sibling sharing a name prefix is not inside.
     let climb = format!("{}/../escape.txt", rw.path(""));
-    assert!(err(&mut s, "Create File", &[&climb]).1.contains("is outside the folders"));
+    assert!(
+        err(&mut s, "Create File", &[&climb])
+            .1
+            .contains("is outside the folders")
+    );
     let sibling = format!("{}2/x", rw.path(""));
-    assert!(err(&mut s, "Create File", &[&sibling]).1.contains("is outside the folders"));
+    assert!(
+        err(&mut s, "Create File", &[&sibling])
+            .1
+            .contains("is outside the folders")
+    );
     let (code, message) = err(&mut s, "Remove File", &[&ro.path("kept.txt")]);
     assert_eq!(code, Code::Denied);
     assert!(message.contains("read-only"), "{message}");
-    assert_eq!(ok(&mut s, "Get File", &[&ro.path("kept.txt")]).repr(), "'keep'");
-    assert!(err(&mut s, "Create File", &[&ro.path("new.txt")]).1.contains("read-only"));
+    assert_eq!(
+        ok(&mut s, "Get File", &[&ro.path("kept.txt")]).repr(),
+        "'keep'"
+    );
+    assert!(
+        err(&mut s, "Create File", &[&ro.path("new.txt")])
+            .1
+            .contains("read-only")
+    );
     // Relative paths start from the first granted folder.
     ok(&mut s, "Create File", &["rel.txt", "r"]);
-    assert_eq!(std::fs::read_to_string(rw.path("rel.txt")).expect("read"), "r");
+    assert_eq!(
+        std::fs::read_to_string(rw.path("rel.txt")).expect("read"),
+        "r"
+    );
 }
 
 #[test]
@@ -402,15 +438,26 @@ fn the_environment_is_the_sessions_own() {
         "'none'"
     );
     ok(&mut s, "Set Environment Variable", &["GREETING", "hi"]);
-    ok(&mut s, "Append To Environment Variable", &["GREETING", "there", "separator=-"]);
-    assert_eq!(ok(&mut s, "Set Variable", &["%{GREETING}"]).repr(), "'hi-there'");
+    ok(
+        &mut s,
+        "Append To Environment Variable",
+        &["GREETING", "there", "separator=-"],
+    );
+    assert_eq!(
+        ok(&mut s, "Set Variable", &["%{GREETING}"]).repr(),
+        "'hi-there'"
+    );
     ok(&mut s, "Environment Variable Should Be Set", &["GREETING"]);
     assert_eq!(
         ok(&mut s, "Get Environment Variables", &[]).repr(),
         "{'GREETING': 'hi-there'}"
     );
     logs(&mut s);
-    ok(&mut s, "Remove Environment Variable", &["GREETING", "OTHER"]);
+    ok(
+        &mut s,
+        "Remove Environment Variable",
+        &["GREETING", "OTHER"],
+    );
     assert_eq!(
         logs(&mut s),
         [
@@ -432,7 +479,10 @@ fn huge_files_and_directories_are_bounded() {
     let file = std::fs::File::create(&f).expect("create");
     file.set_len(sandbox::MAX_READ_BYTES + 1).expect("grow");
     let message = err(&mut s, "Get File", &[&f]).1;
-    assert!(message.contains("larger than the 8388608 bytes"), "{message}");
+    assert!(
+        message.contains("larger than the 8388608 bytes"),
+        "{message}"
+    );
     assert!(err(&mut s, "Get Binary File", &[&f]).1.contains("8 MiB"));
     // Grep File streams: a large file of short lines is fine.
     std::fs::write(&f, "x\n".repeat(600_000)).expect("write");

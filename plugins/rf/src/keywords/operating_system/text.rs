@@ -83,12 +83,7 @@ pub(crate) fn decode(
                     out.push(char::from(b));
                 } else {
                     bad_byte(&mut out, b, errors, || {
-                        decode_error(
-                            encoding,
-                            &[b],
-                            offset + i,
-                            "ordinal not in range(128)",
-                        )
+                        decode_error(encoding, &[b], offset + i, "ordinal not in range(128)")
                     })?;
                 }
             }
