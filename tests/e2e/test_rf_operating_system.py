@@ -266,8 +266,9 @@ async def test_bad_folder_grants_stop_the_host_naming_the_key(tmp):
 # Differential: real Robot Framework and the plugin, in the same folder.
 
 def differential_cases(d):
-    """Keyword calls in order (they share the folder's state), from RF's own acceptance
-    tests (atest/testdata/standard_libraries/operating_system) and the library's docs."""
+    """Keyword calls in order (they share the folder's state), modelled on RF's own
+    acceptance tests (atest/testdata/standard_libraries/operating_system in RF's
+    repository) and the library's documentation."""
     p = lambda rel: f"{d}/{rel}"  # noqa: E731
     calls = [
         ("Import Library", "OperatingSystem"),
