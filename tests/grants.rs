@@ -551,3 +551,91 @@ path = \"x.wasm\"\n",
     .expect_err("unknown key");
     assert!(err.to_string().contains("path"), "{err}");
 }
+
+/// An rf step running one keyword.
+fn rf(keyword: &str, args: &[&str]) -> serde_json::Value {
+    json!({"plugin": "rf", "verb": "run_keyword", "input": {"keyword": keyword, "args": args}})
+}
+
+#[tokio::test]
+async fn an_instance_sees_only_its_granted_folders() {
+    use stephost::runtime::FolderGrant;
+    let granted = tempfile::tempdir().expect("tempdir");
+    let other = tempfile::tempdir().expect("tempdir");
+    let granted_path = canonical(granted.path());
+    let other_path = canonical(other.path());
+    std::fs::write(other.path().join("secret.txt"), "secret").expect("write");
+    std::fs::write(granted.path().join("mine.txt"), "mine").expect("write");
+    // Links that point out of the granted folder: WASI (cap-std) must refuse them.
+    std::os::unix::fs::symlink(
+        other.path().join("secret.txt"),
+        granted.path().join("link.txt"),
+    )
+    .expect("symlink");
+    std::os::unix::fs::symlink(other.path(), granted.path().join("up")).expect("symlink");
+    let host = common::host_with(|c| {
+        c.plugins.grants.insert(
+            "rf".into(),
+            Grant {
+                // rf imports wasi:http (remote libraries), so it keeps its loopback grant.
+                http: vec!["loopback:*".into()],
+                folders: vec![FolderGrant {
+                    path: granted.path().to_owned(),
+                    read_only: false,
+                }],
+                ..Grant::default()
+            },
+        );
+    })
+    .await;
+    let g = |rel: &str| format!("{granted_path}/{rel}");
+    let o = |rel: &str| format!("{other_path}/{rel}");
+    let report = host
+        .run_batch(
+            &json!({"on_failure": "continue", "steps": [
+                rf("Import Library", &["OperatingSystem"]),
+                rf("Get File", &[&g("mine.txt")]),
+                rf("List Directory", &[&granted_path]),
+                rf("Get File", &[&o("secret.txt")]),
+                rf("Get File", &[&g("link.txt")]),
+                rf("Create File", &[&g("up/planted.txt"), "x"]),
+                rf("List Directory", &[&g("up")]),
+                rf("List Directory", &["/"]),
+            ]}),
+            BatchOptions::default(),
+        )
+        .await;
+    let steps = &report.steps;
+    let message = |i: usize| {
+        steps[i]
+            .error
+            .as_ref()
+            .map(|e| e.message.clone())
+            .unwrap_or_default()
+    };
+    assert_eq!(steps[0].status, StepStatus::Passed, "{}", message(0));
+    assert_eq!(steps[1].value, Some(json!("mine")));
+    assert_eq!(steps[2].value, Some(json!(["link.txt", "mine.txt", "up"])));
+    for (i, step) in steps.iter().enumerate().skip(3) {
+        assert_eq!(step.status, StepStatus::Failed, "step {i}");
+        let m = message(i);
+        assert!(!m.contains("secret\""), "{m}");
+    }
+    assert!(message(3).contains("is outside the folders granted to the rf plugin"));
+    assert!(message(3).contains("[plugins.grants.rf]"));
+    assert!(message(7).contains("Path '/' is outside the folders granted"));
+    // Through the links: refused by the host, whatever the guest thought.
+    for i in 4..7 {
+        assert!(
+            message(i).contains("leads outside the folders granted")
+                || message(i).contains("does not exist"),
+            "step {i}: {}",
+            message(i)
+        );
+    }
+    assert!(!other.path().join("planted.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(other.path().join("secret.txt")).expect("read"),
+        "secret"
+    );
+}

@@ -370,16 +370,23 @@ async def test_execute_step_reports_what_it_ran():
 
 
 async def test_a_standard_library_the_sandbox_lacks_fails_its_import():
-    # Never a silent PASS: real Robot Framework would load OperatingSystem; the
-    # sandbox does not run it, so the import fails and says how to reach it.
+    # Never a silent PASS: real Robot Framework would load XML; the sandbox does
+    # not run it, so the import fails and says how to reach it.
     async with stdio_session() as s:
+        result, out = await call(s, "execute_batch", {
+            "session_id": "imports",
+            "steps": [{"keyword": "Import Library", "arguments": ["XML"]}],
+            "on_failure": "stop",
+        })
+        assert out["status"] == "FAIL", out
+        assert "standard libraries" in out["failure"]["error"] and "Remote" in out["failure"]["error"], out
+        # OperatingSystem runs in the sandbox, but only in granted folders: none here.
         result, out = await call(s, "execute_batch", {
             "session_id": "imports",
             "steps": [{"keyword": "Import Library", "arguments": ["OperatingSystem"]}],
             "on_failure": "stop",
         })
-        assert out["status"] == "FAIL", out
-        assert "standard libraries" in out["failure"]["error"] and "Remote" in out["failure"]["error"], out
+        assert out["status"] == "FAIL" and "[plugins.grants.rf]" in out["failure"]["error"], out
 
 
 async def test_skip_ends_the_batch_skipped_with_its_reason():

@@ -47,7 +47,7 @@ lines = [
     "/// The catalog, library by library, keywords in libdoc order.",
     "pub(crate) static CATALOG: &[KwInfo] = &[",
 ]
-for lib in ["BuiltIn", "String", "Collections"]:
+for lib in ["BuiltIn", "String", "Collections", "OperatingSystem"]:
     doc = LibraryDocumentation(lib)
     for kw in doc.keywords:
         resolve = None

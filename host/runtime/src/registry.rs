@@ -380,6 +380,20 @@ impl Registry {
                 Some(narrower) => plugin.grant().intersect(narrower),
                 None => plugin.grant().clone(),
             };
+            if let Some(narrower) = grants.get(name) {
+                // Dropped like an uncovered HTTP pattern, but said: an operator
+                // who lists a folder for a tenant expects it to be there.
+                for folder in &narrower.folders {
+                    if !effective.folders.iter().any(|f| f.path == folder.path) {
+                        tracing::warn!(
+                            tenant,
+                            plugin = %name,
+                            folder = %folder.path.display(),
+                            "[tenants.grants.{name}] folders: not inside any folder [plugins.grants.{name}] grants; left out"
+                        );
+                    }
+                }
+            }
             if &effective == plugin.grant() {
                 view.plugins.insert(name.clone(), plugin.clone());
                 continue;

@@ -244,12 +244,21 @@ impl Config {
 
     /// Parses and validates TOML text.
     pub fn parse(text: &str) -> Result<Self, ConfigError> {
-        let config: Config = toml::from_str(text).map_err(|source| ConfigError::Parse {
+        let mut config: Config = toml::from_str(text).map_err(|source| ConfigError::Parse {
             path: PathBuf::from("<inline>"),
             source: Box::new(source),
         })?;
+        config.canonicalize();
         config.validate()?;
         Ok(config)
+    }
+
+    /// Puts paths that are compared later into canonical form (granted folders),
+    /// so that [`Config::validate`] sees what the host will use.
+    pub fn canonicalize(&mut self) {
+        for grant in self.plugins.grants.values_mut() {
+            grant.canonicalize_folders();
+        }
     }
 
     /// Checks ranges and relations between values.
@@ -318,6 +327,12 @@ impl Config {
                 return Err(ConfigError::Invalid {
                     field: "plugins.grants",
                     problem: format!("[plugins.grants.{plugin}] http: {e}"),
+                });
+            }
+            if let Err(e) = grant.check_folders() {
+                return Err(ConfigError::Invalid {
+                    field: "plugins.grants",
+                    problem: format!("[plugins.grants.{plugin}] folders: {e}"),
                 });
             }
         }
@@ -485,6 +500,59 @@ mod tests {
         let err =
             Config::parse("[plugins.grants.mine]\nhttp = [\"nope\"]\n").expect_err("bad pattern");
         assert!(err.to_string().contains("[plugins.grants.mine]"), "{err}");
+    }
+
+    #[test]
+    fn granted_folders_are_checked_and_made_canonical() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = std::fs::canonicalize(dir.path()).expect("canonical");
+        std::fs::create_dir_all(root.join("data/inner")).expect("mkdir");
+        let parse =
+            |folders: &str| Config::parse(&format!("[plugins.grants.rf]\nfolders = [{folders}]\n"));
+        let dotted = root.join("data/inner/..");
+        let config = parse(&format!(
+            "{{ path = \"{}\", read_only = false }}",
+            dotted.display()
+        ))
+        .expect("parses");
+        let folders = &config.plugins.grants["rf"].folders;
+        assert_eq!(folders[0].path, root.join("data"), "canonical");
+        assert!(!folders[0].read_only);
+        let config = parse(&format!("{{ path = \"{}\" }}", root.display())).expect("parses");
+        assert!(
+            config.plugins.grants["rf"].folders[0].read_only,
+            "read-only by default"
+        );
+        for (folders, wanted) in [
+            (
+                "{ path = \"relative/dir\" }".to_owned(),
+                "is not an absolute path",
+            ),
+            (
+                format!("{{ path = \"{}/missing\" }}", root.display()),
+                "is not an existing directory",
+            ),
+            (
+                format!(
+                    "{{ path = \"{0}/data\" }}, {{ path = \"{0}/data/inner/..\" }}",
+                    root.display()
+                ),
+                "is listed twice",
+            ),
+            (
+                format!(
+                    "{{ path = \"{0}/data\" }}, {{ path = \"{0}/data/inner\" }}",
+                    root.display()
+                ),
+                "must not overlap",
+            ),
+        ] {
+            let err = parse(&folders).expect_err(&folders).to_string();
+            assert!(err.contains("[plugins.grants.rf] folders"), "{err}");
+            assert!(err.contains(wanted), "{folders}: {err}");
+        }
+        let err = parse("{ path = \"/tmp\", writable = true }").expect_err("unknown key");
+        assert!(err.to_string().contains("writable"), "{err}");
     }
 
     #[test]

@@ -75,9 +75,12 @@ impl Host {
 
     /// As [`Host::start`], serving the tenants of `tenants` (when given).
     pub async fn start_with_tenants(
-        config: Config,
-        tenants: Option<TenantsFile>,
+        mut config: Config,
+        mut tenants: Option<TenantsFile>,
     ) -> anyhow::Result<Self> {
+        // Idempotent: a config from a file is canonical already, one built in
+        // code becomes so here.
+        config.canonicalize();
         config.validate()?;
         let started = Instant::now();
         let cache_dir = config.cache_dir();
@@ -90,7 +93,8 @@ impl Host {
         })
         .await?;
         let registry = runtime.registry();
-        if let Some(file) = &tenants {
+        if let Some(file) = &mut tenants {
+            file.canonicalize();
             file.validate()?;
         }
         let tenants = Arc::new(Tenants::build(&config, registry, tenants.as_ref())?);

@@ -385,7 +385,11 @@ impl Spec {
                 Some(i) => (&item[..i], Some(&item[i + 3..])),
                 None => match item.strip_suffix(" =") {
                     Some(d) => (d, Some("")),
-                    None => (item, None),
+                    // An untyped default prints without spaces (`case_normalize=False`).
+                    None => match item.split_once('=') {
+                        Some((n, d)) if !n.contains(':') => (n, Some(d)),
+                        _ => (item, None),
+                    },
                 },
             };
             let (name, ty) = match decl.split_once(':') {

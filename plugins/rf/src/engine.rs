@@ -652,6 +652,18 @@ impl Session {
                 }
                 Ok(())
             }
+            // Only after an import, as in RF; and only when the host lends folders.
+            "OperatingSystem" => {
+                keywords::operating_system::check_importable()?;
+                let name = lib_name.unwrap_or_else(|| "OperatingSystem".to_string());
+                if !self.libraries.iter().any(|l| l.name == name) {
+                    self.libraries.push(Library {
+                        name,
+                        kind: LibKind::Static("OperatingSystem"),
+                    });
+                }
+                Ok(())
+            }
             "Remote" => {
                 self.reached_out = true;
                 let lib = crate::remote::import(self, args)?;
@@ -704,7 +716,6 @@ const STANDARD_LIBRARIES: &[&str] = &[
     "DateTime",
     "Dialogs",
     "Easter",
-    "OperatingSystem",
     "Process",
     "Screenshot",
     "Telnet",

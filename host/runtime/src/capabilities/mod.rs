@@ -2,11 +2,14 @@
 //!
 //! Every plugin gets a locked-down WASI p2 context (no files, no network, no
 //! environment, no arguments: Rust guests import these interfaces even when they
-//! use none; the one exception is a `webdriver`-granted instance's own download
-//! folder, lent read-only at `/downloads`) and the `log` capability. Further capabilities are linked only when
-//! granted ([`Grant`]); a plugin that imports an ungranted one does not load.
+//! use none; the exceptions are a `webdriver`-granted instance's own download
+//! folder, lent read-only at `/downloads`, and the folders a grant lists, lent at
+//! their own paths, see [`folders`]) and the `log` capability. Further capabilities
+//! are linked only when granted ([`Grant`]); a plugin that imports an ungranted one
+//! does not load.
 
 pub(crate) mod desktop;
+pub(crate) mod folders;
 pub(crate) mod http;
 mod limiter;
 mod log;
@@ -23,6 +26,7 @@ use wasmtime::component::{HasSelf, Linker, ResourceTable};
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
+pub use self::folders::{FolderError, FolderGrant};
 pub use self::http::BadPattern;
 pub(crate) use self::http::{AllowList, HostPattern, HttpGate};
 
@@ -36,7 +40,8 @@ use crate::bindings;
 /// decides which capability it needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Capability {
-    /// WASI p2 basics (clocks, random, stdio, an empty filesystem): always granted.
+    /// WASI p2 basics (clocks, random, stdio, a filesystem holding only the
+    /// granted folders): always granted.
     Wasi,
     /// `stephost:plugin/log`: always granted.
     Log,
@@ -107,6 +112,12 @@ pub struct Grant {
     /// A browser session over WebDriver. Implies `wasi:http`, scoped to the
     /// instance's own session URL (the `http` list still governs the rest).
     pub webdriver: bool,
+    /// Host folders lent to the plugin's filesystem at the same paths
+    /// (`folders = [{ path = "/srv/data", read_only = false }]`; `read_only`
+    /// defaults to true). Canonical, existing, non-overlapping directories;
+    /// nothing else of the host's filesystem is visible.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub folders: Vec<FolderGrant>,
     /// The component file the grant is for: absolute, or relative to the
     /// plugins folder the component is found in; compared as canonical paths.
     /// A grant with a file never applies to a built-in plugin.
@@ -142,9 +153,22 @@ impl Grant {
             http,
             desktop: self.desktop && narrower.desktop,
             webdriver: self.webdriver && narrower.webdriver,
+            folders: folders::intersect(&self.folders, &narrower.folders),
             file: self.file.clone(),
             sha256: self.sha256.clone(),
         }
+    }
+
+    /// Makes `folders` canonical where they resolve (config load does this
+    /// before [`Grant::check_folders`]).
+    pub fn canonicalize_folders(&mut self) {
+        folders::canonicalize(&mut self.folders);
+    }
+
+    /// Checks `folders`: absolute, canonical, existing directories, none listed
+    /// twice or inside another.
+    pub fn check_folders(&self) -> Result<(), FolderError> {
+        folders::check(&self.folders)
     }
 
     /// Whether `file` names the component loaded from `path` (canonical), found
@@ -273,6 +297,7 @@ impl HostState {
         // The one folder a plugin may see: its browser's downloads, read-only.
         let mut webdriver = webdriver::InstanceSession::new(grant.webdriver);
         webdriver.preopen(&mut builder);
+        folders::preopen(&grant.folders, &plugin, &mut builder);
         let wasi = builder.build();
         Self {
             wasi,

@@ -125,12 +125,23 @@ impl TenantsFile {
             path: path.to_owned(),
             source,
         })?;
-        let file: TenantsFile = toml::from_str(&text).map_err(|source| TenantsError::Parse {
-            path: path.to_owned(),
-            source: Box::new(source),
-        })?;
+        let mut file: TenantsFile =
+            toml::from_str(&text).map_err(|source| TenantsError::Parse {
+                path: path.to_owned(),
+                source: Box::new(source),
+            })?;
+        file.canonicalize();
         file.validate()?;
         Ok(file)
+    }
+
+    /// Puts the tenants' granted folders into canonical form, as the host's are.
+    pub fn canonicalize(&mut self) {
+        for tenant in &mut self.tenants {
+            for grant in tenant.grants.values_mut() {
+                grant.canonicalize_folders();
+            }
+        }
     }
 
     /// Checks ids, hashes and grants.
@@ -174,6 +185,9 @@ impl TenantsFile {
                 grant
                     .allow_list()
                     .map_err(|e| invalid(format!("[tenants.grants.{plugin}] http: {e}")))?;
+                grant
+                    .check_folders()
+                    .map_err(|e| invalid(format!("[tenants.grants.{plugin}] folders: {e}")))?;
             }
             let l = &tenant.limits;
             for (name, value) in [
@@ -218,7 +232,8 @@ mod tests {
     const HASH: &str = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
 
     fn parse(text: &str) -> Result<TenantsFile, String> {
-        let file: TenantsFile = toml::from_str(text).map_err(|e| e.to_string())?;
+        let mut file: TenantsFile = toml::from_str(text).map_err(|e| e.to_string())?;
+        file.canonicalize();
         file.validate().map_err(|e| e.to_string())?;
         Ok(file)
     }
@@ -231,6 +246,27 @@ mod tests {
         .expect("valid");
         assert_eq!(file.tenants[0].plugins, ["*"]);
         assert_eq!(file.tenants[0].limits, TenantLimits::default());
+    }
+
+    #[test]
+    fn tenant_folders_are_checked_like_the_hosts() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = std::fs::canonicalize(dir.path()).expect("canonical");
+        let tenant = |folders: &str| {
+            format!(
+                "[[tenants]]\nid = \"acme\"\ntoken_sha256 = [\"{HASH}\"]\n[tenants.grants.rf]\nfolders = [{folders}]\n"
+            )
+        };
+        let file =
+            parse(&tenant(&format!("{{ path = \"{}/.\" }}", root.display()))).expect("valid");
+        assert_eq!(file.tenants[0].grants["rf"].folders[0].path, root);
+        let err = parse(&tenant(&format!(
+            "{{ path = \"{}/nope\" }}",
+            root.display()
+        )))
+        .expect_err("missing folder");
+        assert!(err.contains("[tenants.grants.rf] folders"), "{err}");
+        assert!(err.contains("tenant `acme`"), "{err}");
     }
 
     #[test]

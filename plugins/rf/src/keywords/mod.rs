@@ -10,6 +10,7 @@ pub(crate) use builtin::RunContext;
 pub(crate) mod catalog;
 mod collections;
 mod normalizer;
+pub(crate) mod operating_system;
 mod run;
 mod string;
 
@@ -73,6 +74,7 @@ fn build() -> Vec<Keyword> {
             run: match info.library {
                 "BuiltIn" => builtin::lookup(info.name).or_else(|| run::lookup(info.name)),
                 "String" => string::lookup(info.name),
+                "OperatingSystem" => operating_system::lookup(info.name),
                 _ => collections::lookup(info.name),
             },
         })

@@ -57,6 +57,9 @@ struct Entry {
 #[derive(Debug, Clone)]
 pub struct Store {
     vars: BTreeMap<String, Entry>,
+    /// The session's environment (`%{NAME}`): the sandbox has no process
+    /// environment, so it starts empty and OperatingSystem's keywords change it.
+    pub(crate) env: BTreeMap<String, String>,
 }
 
 impl Default for Store {
@@ -75,6 +78,7 @@ impl Store {
     pub fn new() -> Self {
         let mut store = Self {
             vars: BTreeMap::new(),
+            env: BTreeMap::new(),
         };
         for (name, value) in [
             ("TEMPDIR", Value::str("/tmp")),

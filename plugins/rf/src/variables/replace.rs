@@ -137,8 +137,16 @@ impl Store {
         let name = m.name();
         let base = m.base.as_str();
         if m.identifier == '%' {
-            // The sandbox has no environment; only defaults (`%{NAME=default}`) resolve.
-            if let Some((_, default)) = base.split_once('=') {
+            // The sandbox has no process environment, only the session's own
+            // (set with OperatingSystem's keywords), then `%{NAME=default}`.
+            let (env_name, default) = match base.split_once('=') {
+                Some((n, d)) => (n, Some(d)),
+                None => (base, None),
+            };
+            if let Some(value) = self.env.get(env_name) {
+                return Ok(Value::str(value));
+            }
+            if let Some(default) = default {
                 return Ok(Value::str(default));
             }
             return Err(RfError::data(format!(
