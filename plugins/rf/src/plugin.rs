@@ -68,7 +68,7 @@ pub fn verbs() -> Vec<Verb<Session>> {
         Verb::new(
             "run_keyword",
             "Run one Robot Framework keyword: BuiltIn, String and Collections run in \
-                the sandbox, other libraries via `Import Library    Remote    http://host:port    AS    \
+                the sandbox (DateTime too, after `Import Library    DateTime`), other libraries via `Import Library    Remote    http://host:port    AS    \
                 Name`. args are RF cells (`${var}`, `@{list}`, `&{dict}`, `name=value`, `${{expr}}`); \
                 non-string JSON args pass as values. Variables persist in the session; `assign` also \
                 stores the return value. Returns it as JSON, the log as text. Fails with `failed`, \
