@@ -9,7 +9,6 @@ through the plugin, in the same folder, must agree on status, value, message and
 import contextlib
 import hashlib
 import os
-import shutil
 import sys
 import tempfile
 import time

@@ -27,7 +27,9 @@ unless `--lenient-logs` is given.
 Prints a table of mismatches and exits 1 if there are any (2 if a side could not run).
 
 A `--plugins DIR` holding an `rf.wasm` replaces the host's built-in `rf` plugin (the run
-gets a config that disables the built-in one, unless STEPHOST_CONFIG is set).
+gets a config that disables the built-in one and grants the file its HTTP, unless
+STEPHOST_CONFIG is set; that config also lifts the host's limit of steps in a batch, which
+the corpus exceeds).
 
 Usage: .venv/bin/python tests/rf/differential.py [--stephost BIN] [--plugins DIR]
        [--corpus FILE] [--only ID_SUBSTRING] [--lenient-logs] [--json OUT]
@@ -170,14 +172,22 @@ def step(keyword, args, assign=None, label=None):
 
 
 def stephost_command(stephost, plugin_dirs, tmp):
-    """`stephost` with `--plugins` for each folder; when one holds an `rf.wasm`, a config
-    in `tmp` that leaves the built-in `rf` out (the host refuses two plugins of a name)."""
+    """`stephost` with `--plugins` for each folder and, unless STEPHOST_CONFIG is set, a
+    config in `tmp`: room for the whole corpus in one batch (more steps than the default
+    limit), and when a folder holds an `rf.wasm`, the built-in `rf` left out (the host
+    refuses two plugins of a name) and the built-in's loopback HTTP grant given to that
+    file (a replacement gets only a grant that names its file)."""
     cmd = [stephost]
     for d in plugin_dirs:
         cmd += ["--plugins", d]
-    if "STEPHOST_CONFIG" not in os.environ and any((Path(d) / "rf.wasm").exists() for d in plugin_dirs):
-        config = Path(tmp) / "no-builtin-rf.toml"
-        config.write_text('[plugins]\ndisable = ["rf"]\n')
+    if "STEPHOST_CONFIG" not in os.environ:
+        lines = ["[limits]", "max_steps_per_batch = 100000", ""]
+        dev = [Path(d) / "rf.wasm" for d in plugin_dirs if (Path(d) / "rf.wasm").exists()]
+        if dev:
+            lines += ["[plugins]", 'disable = ["rf"]', "", "[plugins.grants.rf]",
+                      f"file = {json.dumps(str(dev[0].resolve()))}", 'http = ["loopback:*"]', ""]
+        config = Path(tmp) / "differential.toml"
+        config.write_text("\n".join(lines))
         cmd += ["--config", str(config)]
     return cmd
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generates plugins/rf/src/keywords/catalog.rs from Robot Framework's own libraries.
 
-The catalog holds every keyword of BuiltIn, String and Collections with the argument
+The catalog holds every keyword of BuiltIn, String, Collections and DateTime with the argument
 spec and one-line documentation that RF itself reports, and how many arguments each
 "run keyword variant" resolves before passing the rest on. The plugin implements most of
 them; the rest fail with `unsupported`, but their names still take part in keyword
@@ -25,14 +25,14 @@ def rust_str(s):
 
 
 lines = [
-    "//! Every keyword of Robot Framework's BuiltIn, String and Collections libraries: name,",
-    "//! argument spec and one-line documentation as RF reports them, and for \"run keyword",
-    f"//! variants\" how many leading arguments are resolved normally. Generated from Robot",
-    f"//! Framework {robot.version.get_version()} by tests/rf/gen_catalog.py; do not edit by hand.",
+    "//! Every keyword of Robot Framework's BuiltIn, String, Collections and DateTime libraries:",
+    "//! name, argument spec and one-line documentation as RF reports them, and for \"run",
+    "//! keyword variants\" how many leading arguments are resolved normally. Generated from",
+    f"//! Robot Framework {robot.version.get_version()} by tests/rf/gen_catalog.py; do not edit by hand.",
     "",
     "/// A keyword as Robot Framework's libdoc describes it.",
     "pub(crate) struct KwInfo {",
-    "    /// The library: `BuiltIn`, `String` or `Collections`.",
+    "    /// The library: `BuiltIn`, `String`, `Collections` or `DateTime`.",
     "    pub(crate) library: &'static str,",
     "    /// The keyword name.",
     "    pub(crate) name: &'static str,",
@@ -47,7 +47,9 @@ lines = [
     "/// The catalog, library by library, keywords in libdoc order.",
     "pub(crate) static CATALOG: &[KwInfo] = &[",
 ]
-for lib in ["BuiltIn", "String", "Collections", "OperatingSystem"]:
+# DateTime's and OperatingSystem's keywords are in the catalog but a session sees
+# them only after `Import Library`, as in RF.
+for lib in ["BuiltIn", "String", "Collections", "DateTime", "OperatingSystem"]:
     doc = LibraryDocumentation(lib)
     for kw in doc.keywords:
         resolve = None

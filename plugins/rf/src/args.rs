@@ -40,6 +40,11 @@ pub enum Ty {
     Set,
     /// `timedelta`: RF time strings, converted to seconds.
     TimeDelta,
+    /// `datetime`: only datetime values are accepted as they are (the DateTime library's
+    /// unions also take strings and numbers, which the library itself reads).
+    DateTime,
+    /// `date`.
+    Date,
     /// `A | B | ...`.
     Union(Vec<Ty>),
 }
@@ -73,6 +78,8 @@ impl Ty {
             "Mapping" | "MutableMapping" | "dict" => Ty::Map,
             "Set" => Ty::Set,
             "timedelta" => Ty::TimeDelta,
+            "datetime" => Ty::DateTime,
+            "date" => Ty::Date,
             _ => Ty::Any,
         }
     }
@@ -95,6 +102,8 @@ impl Ty {
             Ty::Map => "Mapping".into(),
             Ty::Set => "set".into(),
             Ty::TimeDelta => "timedelta".into(),
+            Ty::DateTime => "datetime".into(),
+            Ty::Date => "date".into(),
             Ty::Union(members) => {
                 let names: Vec<String> = members.iter().map(Ty::name).collect();
                 seq2str(&names, "", ", ", " or ")
@@ -116,6 +125,8 @@ impl Ty {
             Ty::MutSeq => matches!(v, Value::List(_)),
             Ty::Map => matches!(v, Value::Dict(_)),
             Ty::Set | Ty::TimeDelta => false,
+            Ty::DateTime => matches!(v, Value::DateTime(_)),
+            Ty::Date => matches!(v, Value::Date(_)),
             Ty::Union(members) => members.iter().any(|m| *m != Ty::Any && m.accepts(v)),
         }
     }
@@ -246,8 +257,14 @@ impl Ty {
                         .map(Value::Float)
                         .map_err(Some)
                 }
+                // Keywords taking a timedelta work on seconds here, as RF's do on
+                // `total_seconds()`.
+                Value::TimeDelta(t) => Ok(Value::Float(t.total_seconds())),
                 _ => Err(None),
             },
+            // Text is converted by the DateTime keywords themselves (their unions take
+            // `str`), so only datetime and date values themselves pass.
+            Ty::DateTime | Ty::Date => Err(None),
             Ty::Union(members) => {
                 if members.contains(&Ty::Any) {
                     // RF passes values through when the union has a type it cannot convert to.

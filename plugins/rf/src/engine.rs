@@ -88,7 +88,8 @@ impl Library {
 }
 
 pub(crate) enum LibKind {
-    /// BuiltIn, String or Collections, implemented here; the string is the real name.
+    /// BuiltIn, String, Collections or DateTime, implemented here; the string is the real
+    /// name.
     Static(&'static str),
     /// A remote library (`Import Library  Remote  http://...`).
     Remote(RemoteLibrary),
@@ -123,8 +124,10 @@ pub struct Session {
 }
 
 /// The libraries whose keywords read nothing but their arguments and the session: a
-/// call of theirs that failed fails the same way every time it is repeated.
-pub(crate) const PURE_LIBRARIES: &[&str] = &["BuiltIn", "String", "Collections"];
+/// call of theirs that failed fails the same way every time it is repeated (DateTime
+/// reads the clock only in `Get Current Date`, which does not fail by it).
+/// OperatingSystem is not one: files change under it.
+pub(crate) const PURE_LIBRARIES: &[&str] = &["BuiltIn", "String", "Collections", "DateTime"];
 
 impl Session {
     /// A new session that reaches remote libraries through `transport`.
@@ -626,8 +629,8 @@ impl Session {
         Ok(base.to_string())
     }
 
-    /// Imports a library by name (`Import Library`): the three built-in ones (optionally
-    /// under an alias) and `Remote`; any other name fails the import.
+    /// Imports a library by name (`Import Library`): the three always there and DateTime
+    /// (optionally under an alias), and `Remote`; any other name fails the import.
     pub fn import_library(
         &mut self,
         name: &str,
@@ -664,6 +667,24 @@ impl Session {
                 }
                 Ok(())
             }
+            "DateTime" => {
+                if !args.is_empty() {
+                    return Err(RfError::fail(format!(
+                        "Library 'DateTime' expected 0 arguments, got {}.",
+                        args.len()
+                    )));
+                }
+                // Like RF, an alias is a library of its own: `DT.Convert Date` works after
+                // `AS DT`, `DateTime.Convert Date` only after a plain import.
+                let name = lib_name.unwrap_or_else(|| "DateTime".to_string());
+                if !self.libraries.iter().any(|l| l.name == name) {
+                    self.libraries.push(Library {
+                        name,
+                        kind: LibKind::Static("DateTime"),
+                    });
+                }
+                Ok(())
+            }
             "Remote" => {
                 self.reached_out = true;
                 let lib = crate::remote::import(self, args)?;
@@ -694,12 +715,12 @@ impl Session {
             // that only imports would report PASS having done nothing.
             other if STANDARD_LIBRARIES.contains(&other) => Err(RfError::fail(format!(
                 "Importing library '{other}' failed: '{other}' is one of Robot Framework's standard \
-                 libraries, but the rf sandbox runs only BuiltIn, String and Collections itself; serve \
+                 libraries, but the rf sandbox runs only BuiltIn, String, Collections, DateTime and OperatingSystem itself; serve \
                  it from a real Robot Framework through the remote interface (python -m \
                  robotremoteserver, then Import Library    Remote    http://host:port)."
             ))),
             other => Err(RfError::fail(format!(
-                "Importing library '{other}' failed: the rf sandbox runs only BuiltIn, String and Collections itself; reach other libraries through Robot Framework's remote interface (Import Library    Remote    http://host:port)."
+                "Importing library '{other}' failed: the rf sandbox runs only BuiltIn, String, Collections, DateTime and OperatingSystem itself; reach other libraries through Robot Framework's remote interface (Import Library    Remote    http://host:port)."
             ))),
         }
     }
@@ -711,9 +732,8 @@ fn lib_of(f: &Found) -> usize {
     }
 }
 
-/// Robot Framework's standard libraries besides the three implemented here.
+/// Robot Framework's standard libraries besides the four implemented here.
 const STANDARD_LIBRARIES: &[&str] = &[
-    "DateTime",
     "Dialogs",
     "Easter",
     "Process",

@@ -1,10 +1,10 @@
 //! `rf`: a stephost plugin that runs Robot Framework keywords with Robot Framework's own
 //! semantics.
 //!
-//! BuiltIn, String and Collections keywords run here, in the sandbox: keyword-name
-//! matching, named arguments, `${variables}` (kept for the whole session), argument
-//! conversion, return values, log messages and failure messages all follow RF 7. Any
-//! other RF library is reachable through RF's remote library interface: the plugin
+//! BuiltIn, String, Collections and (once imported) DateTime keywords run here, in the
+//! sandbox: keyword-name matching, named arguments, `${variables}` (kept for the whole
+//! session), argument conversion, return values, log messages and failure messages all
+//! follow RF 7. Any other RF library is reachable through RF's remote library interface: the plugin
 //! speaks XML-RPC over the host's `wasi:http` outgoing handler, which the host
 //! allow-lists per plugin.
 //!

@@ -28,9 +28,10 @@ pub struct Rf;
 impl Plugin for Rf {
     const NAME: &'static str = "rf";
     const VERSION: &'static str = env!("CARGO_PKG_VERSION");
-    const DESCRIPTION: &'static str = "Robot Framework keywords with RF semantics: BuiltIn, String \
-        and Collections run in the sandbox (variables persist for the session), other libraries \
-        through RF's remote library interface over allow-listed HTTP.";
+    const DESCRIPTION: &'static str = "Robot Framework keywords with RF semantics: BuiltIn, String, \
+        Collections, DateTime and OperatingSystem (in granted folders) run in the sandbox \
+        (variables persist for the session), other libraries through RF's remote library \
+        interface over allow-listed HTTP.";
     // One RF session per instance; the host gives every session its own instance.
     type State = Session;
 
@@ -69,11 +70,13 @@ pub fn verbs() -> Vec<Verb<Session>> {
         Verb::new(
             "run_keyword",
             "Run one Robot Framework keyword: BuiltIn, String and Collections run in \
-                the sandbox, other libraries via `Import Library    Remote    http://host:port    AS    \
+                the sandbox, DateTime and OperatingSystem (in folders the host grants) after `Import \
+                Library`, other libraries via `Import Library    Remote    http://host:port    AS    \
                 Name`. args are RF cells (`${var}`, `@{list}`, `&{dict}`, `name=value`, `${{expr}}`); \
                 non-string JSON args pass as values. Variables persist in the session; `assign` also \
                 stores the return value. Returns it as JSON, the log as text. Fails with `failed`, \
-                `not-found` (with suggestions) or `invalid-input`.",
+                `assertion` (fails the same way if repeated), `not-found` (with suggestions), \
+                `invalid-input`, `denied` or `skip`.",
             schema(
                 json!({
                     "keyword": {"type": "string", "minLength": 1, "description": "e.g. `Should Be Equal`, `Calc.Add`."},
@@ -97,7 +100,7 @@ pub fn verbs() -> Vec<Verb<Session>> {
         Verb::new(
             "keywords",
             "List the keywords this session can run (BuiltIn, String, Collections, \
-                imported remote libraries) with argument specs and one-line docs. `filter`: a \
+                imported DateTime, OperatingSystem and remote libraries) with argument specs and one-line docs. `filter`: a \
                 substring or `*`/`?` glob, ignoring case, spaces and underscores; `library`: one \
                 library only.",
             schema(

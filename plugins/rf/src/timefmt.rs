@@ -6,17 +6,36 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
+pub mod dates;
+mod strftime;
+mod strptime;
+
+pub use strftime::strftime;
+pub use strptime::strptime;
+
+use crate::error::RfError;
 use crate::matching::normalize;
 use crate::pynum::round_float;
 use crate::value::{Value, plural};
 
 /// RF's `timestr_to_secs`, rounded to milliseconds. The error is RF's message.
 pub fn timestr_to_secs(value: &Value) -> Result<f64, String> {
+    let secs = timestr_to_secs_unrounded(value)?;
+    // A timedelta's seconds are not rounded (RF returns `total_seconds()` as it is).
+    Ok(match value {
+        Value::TimeDelta(_) => secs,
+        _ => round_float(secs, 3),
+    })
+}
+
+/// RF's `timestr_to_secs(value, round_to=None)`, as the DateTime library reads times.
+pub fn timestr_to_secs_unrounded(value: &Value) -> Result<f64, String> {
     let err = || format!("Invalid time string '{}'.", value.to_str());
-    let secs = match value {
+    Ok(match value {
         Value::Int(i) => *i as f64,
         Value::Float(f) => *f,
         Value::Bool(b) => f64::from(u8::from(*b)),
+        Value::TimeDelta(td) => td.total_seconds(),
         Value::Str(s) => {
             let s = s.as_str();
             number(s)
@@ -25,8 +44,7 @@ pub fn timestr_to_secs(value: &Value) -> Result<f64, String> {
                 .ok_or_else(err)?
         }
         _ => return Err(err()),
-    };
-    Ok(round_float(secs, 3))
+    })
 }
 
 fn number(s: &str) -> Option<f64> {
@@ -110,49 +128,47 @@ fn time_string(s: &str) -> Option<f64> {
         Some(b) => (-1.0, b.to_string()),
         None => (1.0, t),
     };
-    let mut total = 0.0;
+    // n u M s m h d w, combined below in RF's own order of operations: the last digit of
+    // the float depends on it (`123 μs` is 123 / 1e6, not 123 * 1e-6).
+    let mut values = [0.0f64; 8];
     let mut num = String::new();
     for c in body.chars() {
-        let factor = match c {
-            'n' => 1e-9,
-            'u' => 1e-6,
-            'M' => 1e-3,
-            's' => 1.0,
-            'm' => 60.0,
-            'h' => 3600.0,
-            'd' => 86400.0,
-            'w' => 604800.0,
-            other => {
-                num.push(other);
-                continue;
-            }
+        let Some(slot) = "nuMsmhdw".find(c) else {
+            num.push(c);
+            continue;
         };
-        let value: f64 = crate::pynum::parse_float(&num).ok()?;
-        total += value * factor;
+        values[slot] = crate::pynum::parse_float(&num).ok()?;
         num.clear();
     }
     if !num.is_empty() {
         return None;
     }
-    Some(sign * total)
+    let [nanos, micros, millis, secs, mins, hours, days, weeks] = values;
+    Some(
+        sign * (nanos / 1e9
+            + micros / 1e6
+            + millis / 1e3
+            + secs
+            + mins * 60.0
+            + hours * 60.0 * 60.0
+            + days * 60.0 * 60.0 * 24.0
+            + weeks * 60.0 * 60.0 * 24.0 * 7.0),
+    )
 }
 
 /// RF's `secs_to_timestr`: `1 hour 2 minutes 3 seconds` or, compact, `1h 2min 3s`.
+/// Seconds past what an `i128` holds (and infinities) saturate; [`try_secs_to_timestr`]
+/// fails for them instead.
 pub fn secs_to_timestr(secs: f64, compact: bool) -> String {
     let sign = if secs < 0.0 { "- " } else { "" };
     let secs = secs.abs();
-    let mut int_secs = secs.trunc() as i64;
-    let mut millis = ((secs - secs.trunc()) * 1000.0).round_ties_even() as i64;
-    if millis >= 1000 {
-        int_secs += 1;
-        millis = 0;
-    }
-    let parts = [
+    let (int_secs, millis) = secs_and_millis(secs);
+    let parts: [(i128, &str, &str); 5] = [
         (int_secs / 86400, "d", "day"),
         (int_secs / 3600 % 24, "h", "hour"),
         (int_secs / 60 % 60, "min", "minute"),
         (int_secs % 60, "s", "second"),
-        (millis, "ms", "millisecond"),
+        (i128::from(millis), "ms", "millisecond"),
     ];
     let items: Vec<String> = parts
         .iter()
@@ -171,12 +187,92 @@ pub fn secs_to_timestr(secs: f64, compact: bool) -> String {
     format!("{sign}{}", items.join(" "))
 }
 
+/// RF's `_float_secs_to_secs_and_millis` of a non-negative number: whole seconds and
+/// milliseconds rounded half to even, carrying 1000 ms into a second.
+fn secs_and_millis(secs: f64) -> (i128, i64) {
+    let whole = secs.trunc();
+    let millis = ((secs - whole) * 1000.0).round_ties_even() as i64;
+    if millis >= 1000 {
+        (whole as i128 + 1, 0)
+    } else {
+        (whole as i128, millis)
+    }
+}
+
+/// Python's errors for `int(x)` (and `round(x)`) of a float that is NaN or infinite.
+pub(crate) fn check_float_to_int(secs: f64) -> Result<(), RfError> {
+    if secs.is_nan() {
+        return Err(RfError::value("cannot convert float NaN to integer"));
+    }
+    if secs.is_infinite() {
+        return Err(RfError::py(
+            "OverflowError",
+            "cannot convert float infinity to integer",
+        ));
+    }
+    Ok(())
+}
+
+/// Python's errors for `int(x)` of a float, and the sandbox's for one too large for an
+/// `i128` (Python's integers have no limit).
+fn check_int_range(secs: f64) -> Result<(), RfError> {
+    check_float_to_int(secs)?;
+    if secs.abs() >= 1.7e38 {
+        return Err(RfError::fail(format!(
+            "Time {} is too large for the rf sandbox (its integers have 128 bits; Robot Framework's have no limit).",
+            crate::value::float_repr(secs)
+        )));
+    }
+    Ok(())
+}
+
+/// [`secs_to_timestr`] with Python's errors for NaN and infinity.
+pub fn try_secs_to_timestr(secs: f64, compact: bool) -> Result<String, RfError> {
+    check_int_range(secs)?;
+    Ok(secs_to_timestr(secs, compact))
+}
+
+/// RF's `elapsed_time_to_string(secs, include_millis, seconds=True)`: `-01:02:03.004`,
+/// hours not wrapped at 24.
+pub fn elapsed_time_to_string(secs: f64, include_millis: bool) -> Result<String, RfError> {
+    check_int_range(secs)?;
+    let prefix = if secs < 0.0 { "-" } else { "" };
+    let elapsed = secs.abs();
+    if include_millis {
+        let elapsed = round_float(elapsed, 3);
+        check_int_range(elapsed)?;
+        let whole = elapsed.trunc();
+        let millis = ((elapsed - whole) * 1000.0).round_ties_even() as i128;
+        let whole = whole as i128;
+        let (mins, s) = (whole / 60, whole % 60);
+        let (hours, mins) = (mins / 60, mins % 60);
+        Ok(format!("{prefix}{hours:02}:{mins:02}:{s:02}.{millis:03}"))
+    } else {
+        let whole = elapsed.round_ties_even();
+        check_int_range(whole)?;
+        let whole = whole as i128;
+        let (mins, s) = (whole / 60, whole % 60);
+        let (hours, mins) = (mins / 60, mins % 60);
+        Ok(format!("{prefix}{hours:02}:{mins:02}:{s:02}"))
+    }
+}
+
 /// Seconds since the epoch, now.
 pub fn now() -> f64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs_f64())
         .unwrap_or(0.0)
+}
+
+/// Now as a naive UTC datetime (`datetime.now()` has microseconds, rounded down).
+pub fn now_datetime() -> Result<dates::DateTime, RfError> {
+    let since = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_err(|_| RfError::fail("The clock is before 1970."))?;
+    let secs = i64::try_from(since.as_secs())
+        .map_err(|_| RfError::fail("The clock is past year 9999."))?;
+    dates::DateTime::from_epoch_parts(secs, i64::from(since.subsec_micros()))
 }
 
 /// Days since 1970-01-01 to (year, month, day), proleptic Gregorian.

@@ -16,6 +16,8 @@ use std::rc::Rc;
 
 use serde_json::{Map, Number, Value as Json};
 
+use crate::timefmt::dates::{Date, DateTime, TimeDelta};
+
 /// A shared, mutable Python list.
 pub type List = Rc<RefCell<Vec<Value>>>;
 /// A shared, mutable Python dict (insertion-ordered).
@@ -42,6 +44,12 @@ pub enum Value {
     Tuple(Rc<Vec<Value>>),
     /// `dict`, or RF's `DotDict` (what `Create Dictionary` returns).
     Dict(Dict),
+    /// A naive `datetime.datetime` (DateTime's `result_format=datetime`).
+    DateTime(DateTime),
+    /// A `datetime.date`.
+    Date(Date),
+    /// A `datetime.timedelta`.
+    TimeDelta(TimeDelta),
 }
 
 /// The contents of a dict: items in insertion order. Lookups are linear, which is fine for
@@ -138,6 +146,9 @@ impl Value {
                     "dictionary"
                 }
             }
+            Self::DateTime(_) => "datetime",
+            Self::Date(_) => "date",
+            Self::TimeDelta(_) => "timedelta",
         }
     }
 
@@ -159,6 +170,9 @@ impl Value {
                     "dict"
                 }
             }
+            Self::DateTime(_) => "datetime",
+            Self::Date(_) => "date",
+            Self::TimeDelta(_) => "timedelta",
         }
     }
 
@@ -166,6 +180,9 @@ impl Value {
     pub fn class_repr(&self) -> String {
         match self {
             Self::Dict(d) if d.borrow().dot => "<class 'robot.utils.dotdict.DotDict'>".into(),
+            Self::DateTime(_) | Self::Date(_) | Self::TimeDelta(_) => {
+                format!("<class 'datetime.{}'>", self.py_type())
+            }
             other => format!("<class '{}'>", other.py_type()),
         }
     }
@@ -182,6 +199,8 @@ impl Value {
             Self::List(l) => !l.borrow().is_empty(),
             Self::Tuple(t) => !t.is_empty(),
             Self::Dict(d) => !d.borrow().items.is_empty(),
+            Self::DateTime(_) | Self::Date(_) => true,
+            Self::TimeDelta(t) => t.micros() != 0,
         }
     }
 
@@ -194,7 +213,13 @@ impl Value {
             Self::List(l) => Some(l.borrow().len()),
             Self::Tuple(t) => Some(t.len()),
             Self::Dict(d) => Some(d.borrow().items.len()),
-            Self::None | Self::Bool(_) | Self::Int(_) | Self::Float(_) => None,
+            Self::None
+            | Self::Bool(_)
+            | Self::Int(_)
+            | Self::Float(_)
+            | Self::DateTime(_)
+            | Self::Date(_)
+            | Self::TimeDelta(_) => None,
         }
     }
 
@@ -223,6 +248,9 @@ impl Value {
         match self {
             Self::Str(s) => s.clone(),
             Self::Bytes(b) => latin1(b),
+            Self::DateTime(d) => d.to_str(),
+            Self::Date(d) => d.to_str(),
+            Self::TimeDelta(t) => t.to_str(),
             other => other.repr(),
         }
     }
@@ -256,6 +284,9 @@ impl Value {
             Self::Float(f) => out.push_str(&float_repr(*f)),
             Self::Str(s) => out.push_str(&str_repr(s)),
             Self::Bytes(b) => out.push_str(&bytes_repr(b)),
+            Self::DateTime(d) => out.push_str(&d.repr()),
+            Self::Date(d) => out.push_str(&d.repr()),
+            Self::TimeDelta(t) => out.push_str(&t.repr()),
             Self::List(l) => {
                 out.push('[');
                 for (i, v) in l.borrow().iter().enumerate() {
@@ -356,6 +387,7 @@ impl Value {
                 .unwrap_or_else(|| Json::String(float_repr(*f))),
             Self::Str(s) => Json::String(s.clone()),
             Self::Bytes(b) => Json::String(latin1(b)),
+            Self::DateTime(_) | Self::Date(_) | Self::TimeDelta(_) => Json::String(self.to_str()),
             Self::List(l) => Json::Array(l.borrow().iter().map(Value::to_json).collect()),
             Self::Tuple(t) => Json::Array(t.iter().map(Value::to_json).collect()),
             Self::Dict(d) => {
@@ -428,6 +460,9 @@ pub fn py_eq(a: &Value, b: &Value) -> bool {
         (V::None, V::None) => true,
         (V::Str(x), V::Str(y)) => x == y,
         (V::Bytes(x), V::Bytes(y)) => x == y,
+        (V::DateTime(x), V::DateTime(y)) => x == y,
+        (V::Date(x), V::Date(y)) => x == y,
+        (V::TimeDelta(x), V::TimeDelta(y)) => x == y,
         (V::List(x), V::List(y)) => Rc::ptr_eq(x, y) || seq_eq(&x.borrow(), &y.borrow()),
         (V::Tuple(x), V::Tuple(y)) => seq_eq(x, y),
         (V::Dict(x), V::Dict(y)) => {
@@ -471,6 +506,9 @@ pub fn py_cmp(a: &Value, b: &Value, op: &str) -> Result<Option<Ordering>, String
     match (a, b) {
         (V::Str(x), V::Str(y)) => Ok(Some(x.as_str().cmp(y.as_str()))),
         (V::Bytes(x), V::Bytes(y)) => Ok(Some(x.cmp(y))),
+        (V::DateTime(x), V::DateTime(y)) => Ok(Some(x.cmp(y))),
+        (V::Date(x), V::Date(y)) => Ok(Some(x.cmp(y))),
+        (V::TimeDelta(x), V::TimeDelta(y)) => Ok(Some(x.cmp(y))),
         (V::List(x), V::List(y)) => seq_cmp(&x.borrow(), &y.borrow(), op),
         (V::Tuple(x), V::Tuple(y)) => seq_cmp(x, y, op),
         _ => match (a.as_number(), b.as_number()) {

@@ -1,11 +1,11 @@
-//! Every keyword of Robot Framework's BuiltIn, String and Collections libraries: name,
-//! argument spec and one-line documentation as RF reports them, and for "run keyword
-//! variants" how many leading arguments are resolved normally. Generated from Robot
-//! Framework 7.5 by tests/rf/gen_catalog.py; do not edit by hand.
+//! Every keyword of Robot Framework's BuiltIn, String, Collections and DateTime libraries:
+//! name, argument spec and one-line documentation as RF reports them, and for "run
+//! keyword variants" how many leading arguments are resolved normally. Generated from
+//! Robot Framework 7.5 by tests/rf/gen_catalog.py; do not edit by hand.
 
 /// A keyword as Robot Framework's libdoc describes it.
 pub(crate) struct KwInfo {
-    /// The library: `BuiltIn`, `String` or `Collections`.
+    /// The library: `BuiltIn`, `String`, `Collections` or `DateTime`.
     pub(crate) library: &'static str,
     /// The keyword name.
     pub(crate) name: &'static str,
@@ -1305,6 +1305,62 @@ pub(crate) static CATALOG: &[KwInfo] = &[
         name: "Sort List",
         args: "list_: MutableSequence",
         doc: "Sorts the given list.",
+        resolve: None,
+    },
+    KwInfo {
+        library: "DateTime",
+        name: "Add Time To Date",
+        args: "date: datetime | date | float | int | str, time: timedelta | float | int | str, result_format: Literal['timestamp', 'datetime', 'epoch'] | str = timestamp, exclude_millis: bool = False, date_format: str | None = None",
+        doc: "Adds time to date and returns the resulting date.",
+        resolve: None,
+    },
+    KwInfo {
+        library: "DateTime",
+        name: "Add Time To Time",
+        args: "time1: timedelta | float | int | str, time2: timedelta | float | int | str, result_format: Literal['number', 'verbose', 'compact', 'timer', 'timedelta'] = number, exclude_millis: bool = False",
+        doc: "Adds time to another time and returns the resulting time.",
+        resolve: None,
+    },
+    KwInfo {
+        library: "DateTime",
+        name: "Convert Date",
+        args: "date: datetime | date | float | int | str, result_format: Literal['timestamp', 'datetime', 'epoch'] | str = timestamp, exclude_millis: bool = False, date_format: str | None = None",
+        doc: "Converts between supported [date formats].",
+        resolve: None,
+    },
+    KwInfo {
+        library: "DateTime",
+        name: "Convert Time",
+        args: "time: timedelta | float | int | str, result_format: Literal['number', 'verbose', 'compact', 'timer', 'timedelta'] = number, exclude_millis: bool = False",
+        doc: "Converts between supported [time formats].",
+        resolve: None,
+    },
+    KwInfo {
+        library: "DateTime",
+        name: "Get Current Date",
+        args: "time_zone: Literal['local', 'UTC'] = local, increment: timedelta | float | int | str = 0, result_format: Literal['timestamp', 'datetime', 'epoch'] | str = timestamp, exclude_millis: bool = False",
+        doc: "Returns current local or UTC time with an optional increment.",
+        resolve: None,
+    },
+    KwInfo {
+        library: "DateTime",
+        name: "Subtract Date From Date",
+        args: "date1: datetime | date | float | int | str, date2: datetime | date | float | int | str, result_format: Literal['number', 'verbose', 'compact', 'timer', 'timedelta'] = number, exclude_millis: bool = False, date1_format: str | None = None, date2_format: str | None = None",
+        doc: "Subtracts date from another date and returns time between.",
+        resolve: None,
+    },
+    KwInfo {
+        library: "DateTime",
+        name: "Subtract Time From Date",
+        args: "date: datetime | date | float | int | str, time: timedelta | float | int | str, result_format: Literal['timestamp', 'datetime', 'epoch'] | str = timestamp, exclude_millis: bool = False, date_format: str | None = None",
+        doc: "Subtracts time from date and returns the resulting date.",
+        resolve: None,
+    },
+    KwInfo {
+        library: "DateTime",
+        name: "Subtract Time From Time",
+        args: "time1: timedelta | float | int | str, time2: timedelta | float | int | str, result_format: Literal['number', 'verbose', 'compact', 'timer', 'timedelta'] = number, exclude_millis: bool = False",
+        doc: "Subtracts time from another time and returns the resulting time.",
         resolve: None,
     },
     KwInfo {

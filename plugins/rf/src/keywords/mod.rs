@@ -1,4 +1,6 @@
-//! The keywords of Robot Framework's BuiltIn, String and Collections libraries.
+//! The keywords of Robot Framework's BuiltIn, String, Collections and DateTime libraries.
+//! BuiltIn, String and Collections are there from the start; DateTime, as in RF, only
+//! once imported (see `Session::import_library`).
 //!
 //! [`catalog`] lists every keyword with RF's own argument spec and documentation; each
 //! library module maps names to implementations. A catalog keyword without an
@@ -9,6 +11,7 @@ mod builtin;
 pub(crate) use builtin::RunContext;
 pub(crate) mod catalog;
 mod collections;
+mod datetime;
 mod normalizer;
 pub(crate) mod operating_system;
 mod run;
@@ -46,7 +49,7 @@ thread_local! {
     static BY_NAME: &'static HashMap<String, Vec<&'static Keyword>> = Box::leak(Box::new(index(registry())));
 }
 
-/// Every keyword of BuiltIn, String and Collections.
+/// Every keyword of BuiltIn, String, Collections and DateTime.
 pub(crate) fn registry() -> &'static [Keyword] {
     REGISTRY.with(|r| *r)
 }
@@ -75,6 +78,7 @@ fn build() -> Vec<Keyword> {
                 "BuiltIn" => builtin::lookup(info.name).or_else(|| run::lookup(info.name)),
                 "String" => string::lookup(info.name),
                 "OperatingSystem" => operating_system::lookup(info.name),
+                "DateTime" => datetime::lookup(info.name),
                 _ => collections::lookup(info.name),
             },
         })

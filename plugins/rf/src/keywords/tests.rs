@@ -687,3 +687,282 @@ fn should_be_equal_converts_to_parametrized_types() {
         "TypeError: Unrecognized type 'auto'."
     );
 }
+
+#[test]
+fn datetime_needs_its_import() {
+    let mut s = session();
+    let (code, message) = err(&mut s, "Convert Date", &["2014-01-01"]);
+    assert_eq!(code, Code::NotFound);
+    assert_eq!(message, "No keyword with name 'Convert Date' found.");
+    assert!(
+        !s.all_keyword_names()
+            .iter()
+            .any(|(full, _)| full.starts_with("DateTime."))
+    );
+    assert_eq!(
+        err(&mut s, "Import Library", &["DateTime", "x"]).1,
+        "Library 'DateTime' expected 0 arguments, got 1."
+    );
+    ok(&mut s, "Import Library", &["DateTime", "AS", "DT"]);
+    assert_eq!(
+        ok(&mut s, "DT.Convert Time", &["1 min 2 s", "verbose"]).repr(),
+        "'1 minute 2 seconds'"
+    );
+    assert_eq!(
+        err(&mut s, "DateTime.Convert Time", &["1s"]).0,
+        Code::NotFound
+    );
+    ok(&mut s, "Import Library", &["DateTime"]);
+    assert_eq!(ok(&mut s, "DateTime.Convert Time", &["1s"]).repr(), "1.0");
+    let names = s.all_keyword_names();
+    assert_eq!(
+        names.iter().filter(|(f, _)| f.starts_with("DT.")).count(),
+        8
+    );
+}
+
+#[test]
+fn datetime_keywords() {
+    let mut s = session();
+    ok(&mut s, "Import Library", &["DateTime"]);
+    let cases: &[(&str, &[&str], &str)] = &[
+        (
+            "Convert Date",
+            &["2014.04+24@@21/45!12,123"],
+            "'2014-04-24 21:45:12.123'",
+        ),
+        (
+            "Convert Date",
+            &["2014-04-24 21:45:12.1235"],
+            "'2014-04-24 21:45:12.124'",
+        ),
+        (
+            "Convert Date",
+            &["2014-07-30 17:31:00.9995"],
+            "'2014-07-30 17:31:01.000'",
+        ),
+        (
+            "Convert Date",
+            &["24.4.2014 21", "date_format=%d.%m.%Y %H"],
+            "'2014-04-24 21:00:00.000'",
+        ),
+        (
+            "Convert Date",
+            &["2014-04-24 21:45:12.5", "exclude_millis=yes"],
+            "'2014-04-24 21:45:13'",
+        ),
+        (
+            "Convert Date",
+            &["${1542892422.5}", "epoch", "exclude_millis=True"],
+            "1542892423.0",
+        ),
+        (
+            "Convert Date",
+            &["2014-04-24 21:45:12.5", "datetime"],
+            "datetime.datetime(2014, 4, 24, 21, 45, 12, 500000)",
+        ),
+        (
+            "Convert Date",
+            &["2014-04-24 21:45", "date"],
+            "datetime.date(2014, 4, 24)",
+        ),
+        (
+            "Convert Date",
+            &["2014-04-24", "%d.%m.%Y %j"],
+            "'24.04.2014 114'",
+        ),
+        ("Convert Time", &["1d 2h 3m 4s 5ms"], "93784.005"),
+        ("Convert Time", &["123 μs"], "0.000123"),
+        (
+            "Convert Time",
+            &["-01:02:03.004", "timer"],
+            "'-01:02:03.004'",
+        ),
+        (
+            "Convert Time",
+            &["${-62.3}", "compact"],
+            "'- 1min 2s 300ms'",
+        ),
+        (
+            "Convert Time",
+            &["-62.3", "timedelta"],
+            "datetime.timedelta(days=-1, seconds=86337, microseconds=700000)",
+        ),
+        (
+            "Convert Time",
+            &["0.5", "number", "exclude_millis=yes"],
+            "0.0",
+        ),
+        (
+            "Subtract Date From Date",
+            &["2014-04-24 22:45", "2014-04-24 21:43:11", "timer"],
+            "'01:01:49.000'",
+        ),
+        (
+            "Add Time To Date",
+            &["2014-01-01", "0.0000015", "datetime"],
+            "datetime.datetime(2014, 1, 1, 0, 0, 0, 2)",
+        ),
+        (
+            "Subtract Time From Date",
+            &["2015-10-26", "1 day"],
+            "'2015-10-25 00:00:00.000'",
+        ),
+        (
+            "Add Time To Time",
+            &["5 hours 3 minutes", "${4.0}", "timer"],
+            "'05:03:04.000'",
+        ),
+        (
+            "Subtract Time From Time",
+            &["0.3", "0.1"],
+            "0.19999999999999998",
+        ),
+    ];
+    for (kw, args, want) in cases {
+        assert_eq!(ok(&mut s, kw, args).repr(), *want, "{kw} {args:?}");
+    }
+    let failures: &[(&str, &[&str], &str)] = &[
+        (
+            "Convert Date",
+            &["2014-06"],
+            "ValueError: Invalid timestamp '2014-06'.",
+        ),
+        (
+            "Convert Date",
+            &["2014-02-30"],
+            "ValueError: day is out of range for month",
+        ),
+        (
+            "Convert Date",
+            &["2014-13-01"],
+            "ValueError: time data '2014-13-01 00:00:00.000000' does not match format '%Y-%m-%d %H:%M:%S.%f'",
+        ),
+        (
+            "Convert Date",
+            &["2015-1x", "date_format=%Y-%f"],
+            "ValueError: unconverted data remains: x",
+        ),
+        (
+            "Convert Date",
+            &["2014-01-01", "bad"],
+            "ValueError: Unknown format 'bad'.",
+        ),
+        (
+            "Convert Date",
+            &["${-62135596800}"],
+            "ValueError: year 0 is out of range",
+        ),
+        (
+            "Convert Date",
+            &["${1e300}"],
+            "OverflowError: timestamp out of range for platform time_t",
+        ),
+        (
+            "Convert Time",
+            &["kekkonen"],
+            "ValueError: Invalid time string 'kekkonen'.",
+        ),
+        (
+            "Convert Time",
+            &["10s", "invalid"],
+            "ValueError: Argument 'result_format' got value 'invalid' that cannot be converted to 'number', 'verbose', 'compact', 'timer' or 'timedelta'.",
+        ),
+        (
+            "Convert Time",
+            &["inf", "verbose"],
+            "OverflowError: cannot convert float infinity to integer",
+        ),
+        (
+            "Convert Time",
+            &["1e20", "timedelta"],
+            "OverflowError: Python int too large to convert to C int",
+        ),
+        (
+            "Convert Time",
+            &["1000000000 days", "timedelta"],
+            "OverflowError: days=1000000000; must have magnitude <= 999999999",
+        ),
+        (
+            "Add Time To Date",
+            &["9999-12-31 23:59:59", "1s"],
+            "OverflowError: date value out of range",
+        ),
+        (
+            "Get Current Date",
+            &["invalid"],
+            "ValueError: Argument 'time_zone' got value 'invalid' that cannot be converted to 'local' or 'UTC'.",
+        ),
+        (
+            "Convert Date",
+            &["2014-04-24 +0200", "date_format=%Y-%m-%d %z"],
+            "Date format '%Y-%m-%d %z' has %z: Python would return a time-zone-aware datetime, which the rf sandbox (UTC only, naive dates) does not support.",
+        ),
+    ];
+    for (kw, args, want) in failures {
+        assert_eq!(err(&mut s, kw, args).1, *want, "{kw} {args:?}");
+    }
+    // Huge inputs stay bounded: a long time string is read in one pass and fails.
+    let long = "1s".repeat(100_000);
+    assert!(
+        err(&mut s, "Convert Time", &[&long])
+            .1
+            .starts_with("ValueError: Invalid time string")
+    );
+    let long_format = "%Y".repeat(20_000);
+    assert_eq!(
+        ok(&mut s, "Convert Date", &["2014-01-01", &long_format]).len(),
+        Some(80_000)
+    );
+    assert!(
+        s.run("Convert Date", &raw(&["2014", "date_format=%Y%Y"]))
+            .is_err()
+    );
+    let wide = "%1000Y".repeat(20_000);
+    assert!(
+        err(&mut s, "Convert Date", &["2014-01-01", &wide])
+            .1
+            .contains("more than the rf sandbox builds")
+    );
+    let long_input = "%d".repeat(50_000);
+    assert!(
+        err(
+            &mut s,
+            "Convert Date",
+            &["2014", &format!("date_format={long_input}")]
+        )
+        .1
+        .contains("rf sandbox")
+    );
+}
+
+#[test]
+fn datetime_values_behave_like_python() {
+    let mut s = session();
+    ok(&mut s, "Import Library", &["DateTime"]);
+    let dt = ok(
+        &mut s,
+        "Convert Date",
+        &["2014-04-24 21:45:12.123", "datetime"],
+    );
+    assert_eq!(dt.to_str(), "2014-04-24 21:45:12.123000");
+    assert_eq!(dt.type_name(), "datetime");
+    s.assign("dt", dt).unwrap();
+    let td = ok(&mut s, "Convert Time", &["1 day 1 s", "timedelta"]);
+    assert_eq!(td.to_str(), "1 day, 0:00:01");
+    s.assign("td", td).unwrap();
+    assert_eq!(
+        ok(&mut s, "Add Time To Date", &["${dt}", "${td}"]).repr(),
+        "'2014-04-25 21:45:13.123'"
+    );
+    assert_eq!(ok(&mut s, "Convert Time", &["${td}"]).repr(), "86401.0");
+    assert_eq!(
+        err(
+            &mut s,
+            "Should Be Equal",
+            &["${dt}", "2014-04-24 21:45:12.123000"]
+        )
+        .1,
+        "2014-04-24 21:45:12.123000 (datetime) != 2014-04-24 21:45:12.123000 (string)"
+    );
+}

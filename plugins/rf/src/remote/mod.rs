@@ -413,6 +413,15 @@ fn coerce(v: &Value) -> RfResult<Rpc> {
         Value::Float(f) => Rpc::Double(*f),
         Value::Bytes(b) => Rpc::Binary(b.clone()),
         Value::None => Rpc::Str(String::new()),
+        Value::TimeDelta(t) => Rpc::Double(t.total_seconds()),
+        // RF sends these as XML-RPC dateTime.iso8601, which this client does not write.
+        Value::DateTime(_) | Value::Date(_) => {
+            return Err(RfError::fail(format!(
+                "The rf sandbox cannot pass {} value '{}' to a remote keyword: XML-RPC dates are not supported here. Convert it to a string first.",
+                v.type_name(),
+                v.to_str()
+            )));
+        }
         Value::List(_) | Value::Tuple(_) => Rpc::Array(
             v.list_items()
                 .unwrap_or_default()

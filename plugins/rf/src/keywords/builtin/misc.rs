@@ -110,7 +110,18 @@ pub(super) fn sleep(s: &mut Session, b: &Bound) -> RfResult<Value> {
 }
 
 pub(super) fn get_time(_s: &mut Session, b: &Bound) -> RfResult<Value> {
-    let epoch = timefmt::parse_time(&b.get("time_")).map_err(RfError::value)?;
+    let time = b.get("time_");
+    if let Value::DateTime(_) | Value::Date(_) | Value::TimeDelta(_) = time {
+        // RF's parse_time starts with float(time), which raises this for them.
+        return Err(RfError::py(
+            "TypeError",
+            format!(
+                "float() argument must be a string or a real number, not 'datetime.{}'",
+                time.py_type()
+            ),
+        ));
+    }
+    let epoch = timefmt::parse_time(&time).map_err(RfError::value)?;
     Ok(timefmt::get_time(&b.text("format"), epoch))
 }
 
