@@ -83,11 +83,17 @@ class Desktop:
             self.__exit__(None, None, None)
             raise
 
-    def start(self):
+    def start_x(self):
+        """Xvfb (and openbox) on a free display. Why the checks and the retry: in full CI
+        runs openbox has failed to open a display whose Xvfb had just answered `xprop`
+        (the display number was not ours alone, or the server went away); each attempt
+        checks that its own Xvfb and openbox are alive and takes the next number if not."""
         self.display = free_display(91, 140)
-        self.spawn("Xvfb", self.display, "-screen", "0", "1280x800x24", "-nolisten", "tcp")
+        xvfb = self.spawn("Xvfb", self.display, "-screen", "0", "1280x800x24", "-nolisten", "tcp")
         n = self.display[1:]
-        wait_for(lambda: Path(f"/tmp/.X11-unix/X{n}").exists(), what="Xvfb")
+        wait_for(lambda: Path(f"/tmp/.X11-unix/X{n}").exists() or xvfb.poll() is not None, what="Xvfb")
+        if xvfb.poll() is not None:
+            raise AssertionError(f"Xvfb on {self.display} exited with {xvfb.returncode}")
         wait_for(lambda: subprocess.run(["xprop", "-root"], env=self.env(), capture_output=True).returncode == 0, what="X server")
         if self.wm == "openbox":
             log = self.dir / "openbox.log"
@@ -95,10 +101,41 @@ class Desktop:
                 wm = subprocess.Popen(["openbox"], env=self.env(), stdout=out, stderr=out)
             self.procs.append(wm)
             try:
-                wait_for(lambda: "window id" in self.xprop_root("_NET_SUPPORTING_WM_CHECK"), what="openbox")
+                wait_for(lambda: "window id" in self.xprop_root("_NET_SUPPORTING_WM_CHECK") or wm.poll() is not None,
+                         what="openbox")
+                if wm.poll() is not None:
+                    raise AssertionError("openbox did not stay up")
             except AssertionError as e:
                 status = "running" if wm.poll() is None else f"exited with {wm.returncode}"
-                raise AssertionError(f"{e} on {self.display} (openbox {status}): {log.read_text()[-2000:]}") from None
+                xstatus = "running" if xvfb.poll() is None else f"exited with {xvfb.returncode}"
+                raise AssertionError(f"{e} on {self.display} (openbox {status}, Xvfb {xstatus}): "
+                                     f"{log.read_text()[-2000:]}") from None
+
+    def stop_procs(self):
+        for proc in reversed(self.procs):
+            proc.terminate()
+        for proc in reversed(self.procs):
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=5)
+        self.procs = []
+
+    def start(self):
+        failures = []
+        for _ in range(3):
+            try:
+                self.start_x()
+                break
+            except AssertionError as e:
+                failures.append(str(e))
+                self.stop_procs()
+                time.sleep(0.5)
+        else:
+            raise AssertionError("the X server did not come up in 3 attempts: " + " | ".join(failures))
+        if failures:
+            print(f"X came up on {self.display} after {len(failures)} failed attempt(s): {failures}")
         self.spawn(SYSTEM_PYTHON, str(APPS / "tk_app.py"), str(self.dir), TK_TITLE)
         self.recorded = self.dir / "recorded.bin"
         self.spawn("xterm", "-geometry", "60x10+700+420", "-T", "Recorder", "-e", SYSTEM_PYTHON, str(APPS / "recorder.py"), str(self.recorded))
@@ -108,13 +145,7 @@ class Desktop:
         return self
 
     def __exit__(self, *exc):
-        for proc in reversed(self.procs):
-            proc.terminate()
-        for proc in reversed(self.procs):
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        self.stop_procs()
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def tk_state(self):
