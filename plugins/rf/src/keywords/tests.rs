@@ -7,7 +7,7 @@ use crate::remote::{HttpError, Transport};
 use crate::value::Value;
 use crate::variables::Arg;
 
-struct NoNetwork;
+pub(super) struct NoNetwork;
 
 impl Transport for NoNetwork {
     fn post(&mut self, _: &str, _: &[u8], _: Option<f64>) -> Result<Vec<u8>, HttpError> {
@@ -23,12 +23,12 @@ fn raw(args: &[&str]) -> Vec<Arg> {
     args.iter().map(|a| Arg::Raw(a.to_string())).collect()
 }
 
-fn ok(s: &mut Session, kw: &str, args: &[&str]) -> Value {
+pub(super) fn ok(s: &mut Session, kw: &str, args: &[&str]) -> Value {
     s.run(kw, &raw(args))
         .unwrap_or_else(|e| panic!("{kw} {args:?} failed: {}", e.message))
 }
 
-fn err(s: &mut Session, kw: &str, args: &[&str]) -> (Code, String) {
+pub(super) fn err(s: &mut Session, kw: &str, args: &[&str]) -> (Code, String) {
     match s.run(kw, &raw(args)) {
         Ok(v) => panic!("{kw} {args:?} passed with {}", v.repr()),
         Err(e) => (e.code, e.message),

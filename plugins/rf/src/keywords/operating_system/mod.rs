@@ -365,13 +365,7 @@ pub(super) fn lookup(name: &str) -> Option<Run> {
             Ok(Value::None)
         },
         "Get File Size" => |s, b| {
-            let path = absnorm_readable(&b.text("path"))?;
-            if !is_file(&path) {
-                return Err(RfError::fail(format!("File '{path}' does not exist.")));
-            }
-            let size = std::fs::metadata(&path)
-                .map_err(|e| os_error(&e, &path, None))?
-                .len();
+            let (path, size) = file_size(&b.text("path"))?;
             link(
                 s,
                 &format!("Size of file '%s' is {size} byte{}.", plural(size as usize)),
@@ -620,14 +614,20 @@ fn directory_should_be_empty(s: &mut Session, path: &str, msg: Option<String>) -
     Ok(())
 }
 
-fn file_emptiness(s: &mut Session, b: &Bound, empty: bool) -> RfResult<Value> {
-    let path = absnorm_readable(&b.text("path"))?;
+/// The normalized path of the existing file `path` and its size in bytes.
+fn file_size(path: &str) -> RfResult<(String, u64)> {
+    let path = absnorm_readable(path)?;
     if !is_file(&path) {
         return Err(RfError::fail(format!("File '{path}' does not exist.")));
     }
     let size = std::fs::metadata(&path)
         .map_err(|e| os_error(&e, &path, None))?
         .len();
+    Ok((path, size))
+}
+
+fn file_emptiness(s: &mut Session, b: &Bound, empty: bool) -> RfResult<Value> {
+    let (path, size) = file_size(&b.text("path"))?;
     if empty && size > 0 {
         return Err(failure(
             b,

@@ -8,17 +8,8 @@ use super::paths;
 use super::sandbox::{self, Folder};
 use crate::engine::Session;
 use crate::error::Code;
-use crate::remote::{HttpError, Transport};
+use crate::keywords::tests::{NoNetwork, err, ok};
 use crate::value::Value;
-use crate::variables::Arg;
-
-struct NoNetwork;
-
-impl Transport for NoNetwork {
-    fn post(&mut self, _: &str, _: &[u8], _: Option<f64>) -> Result<Vec<u8>, HttpError> {
-        Err("[Errno 111] Connection refused".into())
-    }
-}
 
 /// A temporary folder, deleted on drop.
 struct Temp(PathBuf);
@@ -66,22 +57,6 @@ fn session(folders: &[(&str, bool)]) -> Session {
     ok(&mut s, "Import Library", &["OperatingSystem"]);
     s.take_logs();
     s
-}
-
-fn raw(args: &[&str]) -> Vec<Arg> {
-    args.iter().map(|a| Arg::Raw(a.to_string())).collect()
-}
-
-fn ok(s: &mut Session, kw: &str, args: &[&str]) -> Value {
-    s.run(kw, &raw(args))
-        .unwrap_or_else(|e| panic!("{kw} {args:?} failed: {}", e.message))
-}
-
-fn err(s: &mut Session, kw: &str, args: &[&str]) -> (Code, String) {
-    match s.run(kw, &raw(args)) {
-        Ok(v) => panic!("{kw} {args:?} passed with {}", v.repr()),
-        Err(e) => (e.code, e.message),
-    }
 }
 
 fn logs(s: &mut Session) -> Vec<String> {
