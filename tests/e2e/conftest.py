@@ -47,6 +47,19 @@ def free_display(first, last):
             return f":{n}"
     raise RuntimeError("no free X display number")
 
+def stop_processes(procs):
+    """Stops `procs`, newest first: SIGTERM, up to 5 s each, then SIGKILL."""
+    for proc in reversed(procs):
+        if proc.poll() is None:
+            proc.terminate()
+    for proc in reversed(procs):
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+
+
 @pytest.fixture
 def anyio_backend():
     return "asyncio"

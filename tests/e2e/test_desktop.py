@@ -35,7 +35,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from conftest import BIN, free_display, need, server_env, wait_for
+from conftest import BIN, free_display, need, server_env, stop_processes, wait_for
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(180)]
 
@@ -112,14 +112,7 @@ class Desktop:
                                      f"{log.read_text()[-2000:]}") from None
 
     def stop_procs(self):
-        for proc in reversed(self.procs):
-            proc.terminate()
-        for proc in reversed(self.procs):
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=5)
+        stop_processes(self.procs)
         self.procs = []
 
     def start(self):

@@ -28,7 +28,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from conftest import BIN, free_display, need, server_env, wait_for
+from conftest import BIN, free_display, need, server_env, stop_processes, wait_for
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(180)]
 
@@ -81,14 +81,7 @@ class Session:
         return self
 
     def __exit__(self, *exc):
-        for proc in reversed(self.procs):
-            if proc.poll() is None:
-                proc.terminate()
-        for proc in reversed(self.procs):
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        stop_processes(self.procs)
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def zenity(self, *args):

@@ -32,7 +32,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from conftest import BIN, free_display, need, server_env, wait_for
+from conftest import BIN, free_display, need, server_env, stop_processes, wait_for
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(240)]
 
@@ -121,13 +121,7 @@ class Desk:
         return self
 
     def __exit__(self, *exc):
-        for proc in reversed(self.procs):
-            proc.terminate()
-        for proc in reversed(self.procs):
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        stop_processes(self.procs)
         if self.bus_pid:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.bus_pid, 15)
