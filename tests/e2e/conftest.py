@@ -102,6 +102,48 @@ async def stdio_session(*args, serve_args=(), env=None):
             yield session
 
 
+@contextlib.contextmanager
+def config_file(text):
+    """`text` in a temporary `.toml` file, for `--config`."""
+    with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:
+        f.write(text)
+    try:
+        yield f.name
+    finally:
+        os.unlink(f.name)
+
+
+@contextlib.asynccontextmanager
+async def host_with(config_text):
+    """A stdio MCP session with a host started on config `config_text`."""
+    with config_file(config_text) as path:
+        async with stdio_session("--config", path) as s:
+            yield s
+
+
+def rf_step(keyword, *arguments, assign=None):
+    """An `execute_batch` step: `keyword` with `arguments` (as text)."""
+    step = {"keyword": keyword, "arguments": [str(a) for a in arguments]}
+    if assign:
+        step["assign_to"] = assign
+    return step
+
+
+async def rf_batch(s, steps, session, **options):
+    """Runs `execute_batch` in `session`; the structured result of a call that ran."""
+    result = await s.call_tool("execute_batch", {"session_id": session, **options, "steps": steps})
+    assert not result.isError, result.content
+    return result.structuredContent
+
+
+def step_error(step):
+    """A reported step's error text."""
+    err = step.get("error")
+    if isinstance(err, dict):
+        return err.get("message", "")
+    return err or step.get("message", "")
+
+
 class HttpServer:
     """`stephost serve --http 127.0.0.1:0`, with the port read from its stderr.
 

@@ -6,17 +6,16 @@ why. Last, a differential: the same keyword calls through real Robot Framework a
 through the plugin, in the same folder, must agree on status, value, message and logs.
 """
 
-import contextlib
 import hashlib
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
-from conftest import BIN, ROOT, HttpServer, http_session, stdio_session
+from conftest import BIN, ROOT, HttpServer, config_file, host_with, http_session
+from conftest import rf_batch, rf_step as kw, step_error as error_of
 
 sys.path.insert(0, str(ROOT / "tests/rf"))
 import differential  # noqa: E402  (needs the path above)
@@ -48,44 +47,11 @@ def tmp(tmp_path):
     return Path(os.path.realpath(tmp_path))
 
 
-@contextlib.contextmanager
-def config_file(text):
-    with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:
-        f.write(text)
-    try:
-        yield f.name
-    finally:
-        os.unlink(f.name)
-
-
-@contextlib.asynccontextmanager
-async def host_with(config_text):
-    with config_file(config_text) as path:
-        async with stdio_session("--config", path) as s:
-            yield s
-
-
-def kw(keyword, *arguments, assign=None):
-    step = {"keyword": keyword, "arguments": [str(a) for a in arguments]}
-    if assign:
-        step["assign_to"] = assign
-    return step
-
-
 IMPORT = kw("Import Library", "OperatingSystem")
 
 
 async def batch(s, steps, on_failure="stop", session="os"):
-    result = await s.call_tool("execute_batch", {"session_id": session, "on_failure": on_failure, "steps": steps})
-    assert not result.isError, result.content
-    return result.structuredContent
-
-
-def error_of(step):
-    err = step.get("error")
-    if isinstance(err, dict):
-        return err.get("message", "")
-    return err or step.get("message", "")
+    return await rf_batch(s, steps, session, on_failure=on_failure)
 
 
 async def test_a_batch_changes_files_that_python_then_finds_on_disk(tmp):

@@ -18,18 +18,22 @@ pub enum ContractVersion {
     /// `stephost:plugin@0.3.0`: `tool.check` (input checked before a batch
     /// acts) and the desktop's `accessibility` interface.
     V0_3,
+    /// `stephost:plugin@0.4.0`: the `rf-library` capability (real Robot
+    /// Framework libraries served by the host).
+    V0_4,
 }
 
 impl ContractVersion {
     /// Every version the host serves, oldest first.
-    pub const ALL: [ContractVersion; 3] = [
+    pub const ALL: [ContractVersion; 4] = [
         ContractVersion::V0_1,
         ContractVersion::V0_2,
         ContractVersion::V0_3,
+        ContractVersion::V0_4,
     ];
 
     /// The newest version: what new plugins and the guest SDK target.
-    pub const LATEST: ContractVersion = ContractVersion::V0_3;
+    pub const LATEST: ContractVersion = ContractVersion::V0_4;
 
     /// The version as written in WIT (`0.2.0`).
     pub fn as_str(self) -> &'static str {
@@ -37,6 +41,7 @@ impl ContractVersion {
             ContractVersion::V0_1 => "0.1.0",
             ContractVersion::V0_2 => "0.2.0",
             ContractVersion::V0_3 => "0.3.0",
+            ContractVersion::V0_4 => "0.4.0",
         }
     }
 
@@ -101,10 +106,11 @@ mod tests {
         assert_eq!(ContractVersion::split("wasi:http/types@0.2.0"), None);
         assert_eq!(ContractVersion::parse("0.1.0"), Some(ContractVersion::V0_1));
         assert_eq!(ContractVersion::parse("0.3.0"), Some(ContractVersion::V0_3));
-        assert_eq!(ContractVersion::parse("0.4.0"), None);
+        assert_eq!(ContractVersion::parse("0.4.0"), Some(ContractVersion::V0_4));
+        assert_eq!(ContractVersion::parse("0.5.0"), None);
         assert_eq!(
             ContractVersion::LATEST.interface("tool"),
-            "stephost:plugin/tool@0.3.0"
+            "stephost:plugin/tool@0.4.0"
         );
     }
 }

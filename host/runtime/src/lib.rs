@@ -21,7 +21,7 @@ mod runtime;
 
 pub use capabilities::desktop::{DesktopConfig, probe_display};
 pub use capabilities::webdriver::{BrowserConfig, BrowserKind};
-pub use capabilities::{BadPattern, Capability, FolderError, FolderGrant, Grant};
+pub use capabilities::{BadPattern, Capability, FolderError, FolderGrant, Grant, RfLibrariesGrant};
 pub use config::{EngineConfig, PluginsConfig};
 pub use embedded::{EMBEDDED, EmbeddedPlugin};
 pub use engine::sha256_hex;

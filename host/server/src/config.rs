@@ -335,6 +335,12 @@ impl Config {
                     problem: format!("[plugins.grants.{plugin}] folders: {e}"),
                 });
             }
+            if let Err(e) = grant.rf_libraries.check() {
+                return Err(ConfigError::Invalid {
+                    field: "plugins.grants",
+                    problem: format!("[plugins.grants.{plugin}.rf_libraries] {e}"),
+                });
+            }
         }
         if let Err(e) = self.desktop.validate() {
             return invalid("desktop.blocked_keys", e.to_string());

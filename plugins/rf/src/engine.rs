@@ -98,7 +98,9 @@ pub(crate) enum LibKind {
 /// What a keyword name resolved to.
 enum Found {
     Static(usize, &'static Keyword),
-    Remote(usize, String),
+    /// A remote keyword, with the values its embedded arguments took from the
+    /// name used (none for a plain name).
+    Remote(usize, String, Vec<String>),
 }
 
 /// Deepest nesting of keywords running keywords; RF's own limit and message.
@@ -239,9 +241,20 @@ impl Session {
                 let bound = resolve.bind(&self.store, args)?;
                 run(self, &bound)
             }
-            Found::Remote(lib, kw) => {
+            Found::Remote(lib, kw, embedded) if embedded.is_empty() => {
                 self.reached_out = true;
                 crate::remote::run_keyword(self, lib, &kw, args)
+            }
+            Found::Remote(lib, kw, embedded) => {
+                // As RF passes them: the embedded values first (variables in
+                // them resolved), then the arguments given.
+                self.reached_out = true;
+                let all: Vec<Arg> = embedded
+                    .into_iter()
+                    .map(Arg::Raw)
+                    .chain(args.iter().cloned())
+                    .collect();
+                crate::remote::run_keyword(self, lib, &kw, &all)
             }
         }
     }
@@ -278,7 +291,7 @@ impl Session {
                 let kw_norm = normalize_name(&kw);
                 for (li, lib) in self.libraries.iter().enumerate() {
                     if normalize(&lib.name, &[], true, true) == owner_norm {
-                        hits.extend(self.keywords_in(li, &kw_norm));
+                        hits.extend(self.keywords_in(li, &kw, &kw_norm));
                     }
                 }
             }
@@ -293,7 +306,7 @@ impl Session {
         let mut hits = Vec::new();
         let norm = normalize_name(name);
         for li in 0..self.libraries.len() {
-            hits.extend(self.keywords_in(li, &norm));
+            hits.extend(self.keywords_in(li, name, &norm));
         }
         if hits.len() > 1 {
             for lib_name in &self.search_order {
@@ -332,7 +345,7 @@ impl Session {
                 let (sname, cname) = (self.full_name(&hits[s]), self.full_name(&hits[c]));
                 let kw_name = match &hits[s] {
                     Found::Static(_, kw) => kw.info.name.to_string(),
-                    Found::Remote(_, k) => k.clone(),
+                    Found::Remote(_, k, _) => k.clone(),
                 };
                 let custom_is_run_variant =
                     matches!(&hits[c], Found::Static(_, kw) if kw.info.resolve.is_some());
@@ -366,27 +379,42 @@ impl Session {
         }
     }
 
-    /// The keywords of library `li` whose normalized name is `norm`.
-    fn keywords_in(&self, li: usize, norm: &str) -> Vec<Found> {
+    /// The keywords of library `li` named `name` (normalized: `norm`); for a
+    /// remote library with no such name, its keywords whose embedded arguments
+    /// match `name`, as RF prefers an exact name over an embedded match.
+    fn keywords_in(&self, li: usize, name: &str, norm: &str) -> Vec<Found> {
         match &self.libraries[li].kind {
             LibKind::Static(real) => keywords::named(norm)
                 .iter()
                 .filter(|kw| kw.info.library == *real)
                 .map(|kw| Found::Static(li, kw))
                 .collect(),
-            LibKind::Remote(lib) => lib
-                .keyword_names()
-                .iter()
-                .filter(|k| normalize_name(k) == norm)
-                .map(|k| Found::Remote(li, k.clone()))
-                .collect(),
+            LibKind::Remote(lib) => {
+                let exact: Vec<Found> = lib
+                    .keyword_names()
+                    .iter()
+                    .filter(|k| normalize_name(k) == norm)
+                    .map(|k| Found::Remote(li, k.clone(), Vec::new()))
+                    .collect();
+                if !exact.is_empty() {
+                    return exact;
+                }
+                lib.keyword_names()
+                    .iter()
+                    .filter(|k| k.contains("${"))
+                    .filter_map(|k| {
+                        crate::matching::embedded_values(k, name)
+                            .map(|values| Found::Remote(li, k.clone(), values))
+                    })
+                    .collect()
+            }
         }
     }
 
     fn full_name(&self, f: &Found) -> String {
         match f {
             Found::Static(li, kw) => format!("{}.{}", self.libraries[*li].name, kw.info.name),
-            Found::Remote(li, k) => format!("{}.{}", self.libraries[*li].name, k),
+            Found::Remote(li, k, _) => format!("{}.{}", self.libraries[*li].name, k),
         }
     }
 
@@ -712,23 +740,66 @@ impl Session {
             }
             // Never a silent no-op: an import that passed would let every later
             // keyword of the library fail as "not found", or worse, a batch
-            // that only imports would report PASS having done nothing.
-            other if STANDARD_LIBRARIES.contains(&other) => Err(RfError::fail(format!(
-                "Importing library '{other}' failed: '{other}' is one of Robot Framework's standard \
-                 libraries, but the rf sandbox runs only BuiltIn, String, Collections, DateTime and OperatingSystem itself; serve \
-                 it from a real Robot Framework through the remote interface (python -m \
-                 robotremoteserver, then Import Library    Remote    http://host:port)."
-            ))),
-            other => Err(RfError::fail(format!(
-                "Importing library '{other}' failed: the rf sandbox runs only BuiltIn, String, Collections, DateTime and OperatingSystem itself; reach other libraries through Robot Framework's remote interface (Import Library    Remote    http://host:port)."
-            ))),
+            // that only imports would report PASS having done nothing. Any
+            // other library is real Python: the host runs it, if the operator
+            // enabled it for this session.
+            other => self.import_hosted(other, args, lib_name),
         }
+    }
+
+    /// Imports `name` from a library server the host runs (`rf-library`), as
+    /// a remote library named as Robot Framework names it.
+    fn import_hosted(&mut self, name: &str, args: &[Value], alias: Option<String>) -> RfResult<()> {
+        use stephost_plugin::rf_library::{self, LibraryError};
+        self.reached_out = true;
+        let texts: Vec<String> = args.iter().map(Value::to_str).collect();
+        let server = match rf_library::start(name, &texts) {
+            Ok(server) => server,
+            Err(LibraryError::NotGranted(why)) => {
+                let standard = if STANDARD_LIBRARIES.contains(&name) {
+                    format!(
+                        " ('{name}' is one of Robot Framework's standard libraries; the rf sandbox runs BuiltIn, String, Collections, DateTime and OperatingSystem itself)"
+                    )
+                } else {
+                    String::new()
+                };
+                return Err(RfError::denied(format!(
+                    "Importing library '{name}' failed: {why}{standard}. A library served by a Robot Framework of your own is reachable with Import Library    Remote    http://host:port."
+                )));
+            }
+            // RF's DataError: the same import fails the same way again.
+            Err(LibraryError::ImportFailed(message)) => return Err(RfError::invalid(message)),
+            Err(LibraryError::Unavailable(why)) => {
+                return Err(RfError::fail(format!(
+                    "Importing library '{name}' failed: {why}"
+                )));
+            }
+        };
+        let mut lib = crate::remote::connect(self, server.url, None)?;
+        lib.set_hosted();
+        let lib_name = alias.unwrap_or(server.name);
+        let count = lib.keyword_names().len();
+        self.libraries.retain(|l| l.name != lib_name);
+        self.libraries.push(Library {
+            name: lib_name.clone(),
+            kind: LibKind::Remote(lib),
+        });
+        self.info(format!(
+            "Imported library '{name}' with arguments [ {} ] ({count} keywords{}).",
+            texts.join(" | "),
+            if lib_name == name {
+                String::new()
+            } else {
+                format!(", as '{lib_name}'")
+            }
+        ));
+        Ok(())
     }
 }
 
 fn lib_of(f: &Found) -> usize {
     match f {
-        Found::Static(li, _) | Found::Remote(li, _) => *li,
+        Found::Static(li, _) | Found::Remote(li, _, _) => *li,
     }
 }
 

@@ -34,6 +34,73 @@ pub fn normalize_name(s: &str) -> String {
     normalize(s, &["_"], true, true)
 }
 
+/// A keyword name with embedded arguments (`Bill Should Have ${count} Lines`) as RF
+/// matches it: literal parts as written, case ignored, each `${name}` any text (as
+/// little as possible) and `${name:pattern}` the pattern, over the whole name.
+struct Embedded {
+    regex: regex::Regex,
+    /// The capture group of each variable, in order (a custom pattern's own
+    /// groups come between them).
+    groups: Vec<usize>,
+}
+
+impl Embedded {
+    /// None for a name without embedded arguments, or with a pattern that
+    /// does not compile.
+    fn parse(template: &str) -> Option<Self> {
+        let mut pattern = String::from("(?i)^");
+        let mut groups = Vec::new();
+        let mut next_group = 1;
+        let mut rest = template;
+        while let Some(start) = rest.find("${") {
+            pattern.push_str(&regex::escape(&rest[..start]));
+            let body = &rest[start + 2..];
+            // The variable ends at the `}` that balances its `{`: patterns such as
+            // `\d{3}` have braces of their own.
+            let mut depth = 1usize;
+            let end = body.char_indices().find_map(|(i, c)| {
+                match c {
+                    '{' => depth += 1,
+                    '}' => depth -= 1,
+                    _ => {}
+                }
+                (depth == 0).then_some(i)
+            })?;
+            groups.push(next_group);
+            next_group += 1;
+            match body[..end].split_once(':') {
+                Some((_, custom)) => {
+                    next_group += regex::Regex::new(custom).ok()?.captures_len() - 1;
+                    pattern.push_str(&format!("({custom})"));
+                }
+                None => pattern.push_str("(.*?)"),
+            }
+            rest = &body[end + 1..];
+        }
+        if groups.is_empty() {
+            return None;
+        }
+        pattern.push_str(&regex::escape(rest));
+        pattern.push('$');
+        Some(Self {
+            regex: regex::Regex::new(&pattern).ok()?,
+            groups,
+        })
+    }
+}
+
+/// The values `name` gives the embedded arguments of keyword `template`, when
+/// `template` has embedded arguments and `name` matches it.
+pub fn embedded_values(template: &str, name: &str) -> Option<Vec<String>> {
+    let embedded = Embedded::parse(template)?;
+    let captures = embedded.regex.captures(name)?;
+    embedded
+        .groups
+        .iter()
+        .map(|&g| captures.get(g).map(|m| m.as_str().to_string()))
+        .collect()
+}
+
 /// RF's `printable_name(name, code_style=True)`: how a dynamic library's keyword name
 /// (`add_numbers`, `addNumbers`) is shown (`Add Numbers`).
 pub fn printable_name(name: &str) -> String {
@@ -462,6 +529,41 @@ mod tests {
 
     fn chars(s: &str) -> Vec<char> {
         s.chars().collect()
+    }
+
+    #[test]
+    fn embedded_arguments_match_as_rf_matches_them() {
+        assert_eq!(
+            embedded_values(
+                "Bill Should Have ${count} Lines",
+                "bill should have 2 LINES"
+            ),
+            Some(vec!["2".into()])
+        );
+        assert_eq!(
+            embedded_values(
+                "Bill Should Have ${count} Lines",
+                "Bill Should Have ${n} Lines"
+            ),
+            Some(vec!["${n}".into()])
+        );
+        // Literal parts are matched as written: spaces count.
+        assert_eq!(
+            embedded_values("Bill Should Have ${count} Lines", "BillShouldHave 2 Lines"),
+            None
+        );
+        assert_eq!(
+            embedded_values(r"Code ${code:\d{3}} and ${name}", "code 404 and Not Found"),
+            Some(vec!["404".into(), "Not Found".into()])
+        );
+        assert_eq!(embedded_values(r"Code ${code:\d{3}}", "Code 4040"), None);
+        // A custom pattern's own groups do not shift the variables after it.
+        assert_eq!(
+            embedded_values("${a:(x|y)} then ${b}", "y then z"),
+            Some(vec!["y".into(), "z".into()])
+        );
+        assert_eq!(embedded_values("Plain Name", "Plain Name"), None);
+        assert_eq!(embedded_values("Broken ${x:(}", "Broken ("), None);
     }
 
     #[test]

@@ -71,8 +71,9 @@ pub fn verbs() -> Vec<Verb<Session>> {
             "run_keyword",
             "Run one Robot Framework keyword: BuiltIn, String and Collections run in \
                 the sandbox, DateTime and OperatingSystem (in folders the host grants) after `Import \
-                Library`, other libraries via `Import Library    Remote    http://host:port    AS    \
-                Name`. args are RF cells (`${var}`, `@{list}`, `&{dict}`, `name=value`, `${{expr}}`); \
+                Library`, other Python libraries (Process, RequestsLibrary, ...) after `Import Library` \
+                when the host grants them, remote servers via `Import Library    Remote    \
+                http://host:port    AS    Name`. args are RF cells (`${var}`, `@{list}`, `&{dict}`, `name=value`, `${{expr}}`); \
                 non-string JSON args pass as values. Variables persist in the session; `assign` also \
                 stores the return value. Returns it as JSON, the log as text. Fails with `failed`, \
                 `assertion` (fails the same way if repeated), `not-found` (with suggestions), \
@@ -100,7 +101,7 @@ pub fn verbs() -> Vec<Verb<Session>> {
         Verb::new(
             "keywords",
             "List the keywords this session can run (BuiltIn, String, Collections, \
-                imported DateTime, OperatingSystem and remote libraries) with argument specs and one-line docs. `filter`: a \
+                imported DateTime, OperatingSystem, host-run and remote libraries) with argument specs and one-line docs. `filter`: a \
                 substring or `*`/`?` glob, ignoring case, spaces and underscores; `library`: one \
                 library only.",
             schema(
@@ -356,7 +357,13 @@ fn keywords(session: &mut Session, args: &Args) -> Result<Output, Failure> {
                     .filter(|n| matches(n))
                     .cloned()
                     .collect();
-                out.push(json!({"remote_library": lib.name, "uri": r.uri(), "index": li, "names": names}));
+                // A host-run library's URL carries its session's secret path: not shown.
+                let uri = if r.is_hosted() {
+                    Json::Null
+                } else {
+                    json!(r.uri())
+                };
+                out.push(json!({"remote_library": lib.name, "uri": uri, "hosted": r.is_hosted(), "index": li, "names": names}));
             }
         }
     }
@@ -377,15 +384,20 @@ fn keywords(session: &mut Session, args: &Args) -> Result<Output, Failure> {
             let args = crate::remote::keyword_args(session, li, &name).unwrap_or_default();
             let doc = crate::remote::keyword_doc(session, li, &name).unwrap_or_default();
             let first_line = doc.lines().next().unwrap_or("").to_string();
-            expanded.push(json!({
+            let mut entry = json!({
                 "name": name,
                 "library": lib_name,
                 "full_name": format!("{lib_name}.{name}"),
                 "args": args.join(", "),
                 "doc": first_line,
                 "supported": true,
-                "remote": item["uri"],
-            }));
+            });
+            if item["hosted"] == Json::Bool(true) {
+                entry["hosted"] = Json::Bool(true);
+            } else {
+                entry["remote"] = item["uri"].clone();
+            }
+            expanded.push(entry);
         }
     }
     let logs = session.take_logs();

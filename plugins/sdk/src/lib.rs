@@ -1,5 +1,5 @@
 //! `stephost_plugin`: the guest SDK for stephost plugins on contract
-//! `stephost:plugin@0.3.0` (`wit/0.3.0/`).
+//! `stephost:plugin@0.4.0` (`wit/0.4.0/`).
 //!
 //! Why it exists: before it, every plugin generated its own bindings, parsed its
 //! JSON input with its own copy of `args.rs`, hand-wrote a `match` over verb names
@@ -86,7 +86,7 @@
 
 #![warn(missing_docs)]
 
-/// The bindings `wit-bindgen` generates for `wit/0.3.0`, for a world that includes
+/// The bindings `wit-bindgen` generates for `wit/0.4.0`, for a world that includes
 /// every plugin world (see the crate docs for why one world). Plugins use the
 /// re-exports and wrappers of this crate instead.
 #[allow(missing_docs)]
@@ -96,12 +96,13 @@ pub mod bindings {
             package stephost:plugin-sdk;
 
             world sdk {
-                include stephost:plugin/plugin@0.3.0;
-                include stephost:plugin/browser-plugin@0.3.0;
-                include stephost:plugin/desktop-plugin@0.3.0;
+                include stephost:plugin/plugin@0.4.0;
+                include stephost:plugin/browser-plugin@0.4.0;
+                include stephost:plugin/desktop-plugin@0.4.0;
+                include stephost:plugin/rf-plugin@0.4.0;
             }
         ",
-        path: "../../wit/0.3.0",
+        path: "../../wit/0.4.0",
         world: "sdk",
         generate_all,
         // The `tool` export is made in the plugin crate, by `export_plugin!`.
@@ -140,6 +141,7 @@ mod log;
 pub mod mock;
 mod output;
 mod plugin;
+pub mod rf_library;
 pub mod webdriver;
 
 pub use args::Args;
@@ -151,7 +153,7 @@ pub use plugin::{
 };
 
 /// Registers `$plugin` (a type implementing [`Plugin`]) as the component's
-/// `stephost:plugin/tool@0.3.0` export. Use it once, in the plugin crate's root.
+/// `stephost:plugin/tool@0.4.0` export. Use it once, in the plugin crate's root.
 ///
 /// It implements the generated `Guest` trait for `$plugin` by forwarding to
 /// [`describe`] and [`invoke`], then (in a wasm build) invokes `wit-bindgen`'s
@@ -182,7 +184,7 @@ macro_rules! export_plugin {
 
         // Only a wasm build is a component. Natively (tests, `cargo build`) there is
         // nothing to export to, and a native shared library could not export these
-        // symbol names (`stephost:plugin/tool@0.3.0#invoke`) anyway.
+        // symbol names (`stephost:plugin/tool@0.4.0#invoke`) anyway.
         #[cfg(target_arch = "wasm32")]
         $crate::bindings::__export_tool!($plugin with_types_in $crate::bindings);
 

@@ -20,6 +20,7 @@ use crate::desktop::input::{Expectation, MouseButton};
 use crate::desktop::screen::{Capture, ImageFormat, Monitor};
 use crate::desktop::windows::{WindowInfo, WindowQuery};
 use crate::desktop::{DesktopError, Rect};
+use crate::rf_library::{LibraryError, LibraryServer};
 use crate::webdriver::{SessionError, SessionInfo};
 
 /// What a native test says in place of the host's capabilities. Override the
@@ -32,6 +33,23 @@ pub trait MockHost {
     }
     /// `webdriver.end-session`.
     fn end_session(&mut self) {}
+
+    /// `rf-library.start`.
+    fn start(&mut self, name: &str, args: &[String]) -> Result<LibraryServer, LibraryError> {
+        Err(LibraryError::NotGranted(format!(
+            "library '{name}' is not enabled: {NO_HOST}"
+        )))
+    }
+    /// `rf-library.granted`.
+    fn granted(&mut self) -> Vec<String> {
+        Vec::new()
+    }
+    /// `rf-library.load-variables`.
+    fn load_variables(&mut self, path: &str, args: &[String]) -> Result<String, LibraryError> {
+        Err(LibraryError::NotGranted(format!(
+            "variable file '{path}' cannot be loaded: {NO_HOST}"
+        )))
+    }
 
     /// `screen.list-monitors`.
     fn list_monitors(&mut self) -> Result<Vec<Monitor>, DesktopError> {

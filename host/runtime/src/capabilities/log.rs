@@ -55,6 +55,7 @@ macro_rules! log_host {
 log_host!(v0_1);
 log_host!(v0_2);
 log_host!(v0_3);
+log_host!(v0_4);
 
 /// Cuts `text` to at most `max` bytes on a character boundary.
 pub(crate) fn truncate(mut text: String, max: usize) -> String {

@@ -13,6 +13,7 @@ pub(crate) mod folders;
 pub(crate) mod http;
 mod limiter;
 mod log;
+pub(crate) mod rf_library;
 mod stderr;
 pub(crate) mod webdriver;
 
@@ -29,6 +30,7 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 pub use self::folders::{FolderError, FolderGrant};
 pub use self::http::BadPattern;
 pub(crate) use self::http::{AllowList, HostPattern, HttpGate};
+pub use self::rf_library::RfLibrariesGrant;
 
 pub(crate) use limiter::MemoryLimiter;
 pub(crate) use stderr::StderrTail;
@@ -51,6 +53,10 @@ pub enum Capability {
     Desktop,
     /// `stephost:plugin/webdriver`: a browser session, granted with `webdriver = true`.
     WebDriver,
+    /// `stephost:plugin/rf-library` (0.4.0 on): Robot Framework libraries run by
+    /// the host. Linked for every plugin; each call is refused unless
+    /// `rf_libraries` lists the library.
+    RfLibrary,
 }
 
 impl Capability {
@@ -71,6 +77,7 @@ impl Capability {
             "wasi:http/outgoing-handler" | "wasi:http/types" => Some(Self::Http),
             _ if desktop::is_desktop_import(unversioned) => Some(Self::Desktop),
             _ if webdriver::is_webdriver_import(unversioned) => Some(Self::WebDriver),
+            _ if rf_library::is_rf_library_import(unversioned) => Some(Self::RfLibrary),
             _ if unversioned.starts_with("wasi:io/")
                 || unversioned.starts_with("wasi:clocks/")
                 || unversioned.starts_with("wasi:random/")
@@ -91,6 +98,7 @@ impl Capability {
             Self::Http => Some("http"),
             Self::Desktop => Some("desktop"),
             Self::WebDriver => Some("webdriver"),
+            Self::RfLibrary => Some("rf_libraries"),
         }
     }
 }
@@ -118,6 +126,10 @@ pub struct Grant {
     /// nothing else of the host's filesystem is visible.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub folders: Vec<FolderGrant>,
+    /// Robot Framework libraries the host runs for the plugin
+    /// (`[plugins.grants.NAME.rf_libraries]`, see [`RfLibrariesGrant`]).
+    #[serde(skip_serializing_if = "RfLibrariesGrant::is_unset")]
+    pub rf_libraries: RfLibrariesGrant,
     /// The component file the grant is for: absolute, or relative to the
     /// plugins folder the component is found in; compared as canonical paths.
     /// A grant with a file never applies to a built-in plugin.
@@ -154,6 +166,7 @@ impl Grant {
             desktop: self.desktop && narrower.desktop,
             webdriver: self.webdriver && narrower.webdriver,
             folders: folders::intersect(&self.folders, &narrower.folders),
+            rf_libraries: self.rf_libraries.intersect(&narrower.rf_libraries),
             file: self.file.clone(),
             sha256: self.sha256.clone(),
         }
@@ -199,10 +212,15 @@ impl Grant {
     /// Whether this grant covers `capability`.
     pub fn allows(&self, capability: Capability) -> bool {
         match capability {
-            Capability::Wasi | Capability::Log => true,
-            // The webdriver grant links wasi:http too; its plugin reaches its
-            // own session, added at run time, and nothing else.
-            Capability::Http => !self.http.is_empty() || self.webdriver,
+            // rf-library refuses by itself what the grant does not list, so a
+            // plugin that can use it loads without it.
+            Capability::Wasi | Capability::Log | Capability::RfLibrary => true,
+            // The webdriver and rf_libraries grants link wasi:http too; their
+            // plugin reaches its own session or servers, added at run time, and
+            // nothing else.
+            Capability::Http => {
+                !self.http.is_empty() || self.webdriver || !self.rf_libraries.is_empty()
+            }
             Capability::Desktop => self.desktop,
             Capability::WebDriver => self.webdriver,
         }
@@ -275,6 +293,8 @@ pub(crate) struct HostState {
     pub(crate) services: std::sync::Arc<Services>,
     /// This instance's browser session, if it opened one; deleted on drop.
     pub(crate) webdriver: webdriver::InstanceSession,
+    /// The RF library servers this instance started; stopped on drop.
+    pub(crate) rf_libraries: rf_library::InstanceServers,
 }
 
 impl HostState {
@@ -315,6 +335,7 @@ impl HostState {
             grant,
             services,
             webdriver,
+            rf_libraries: rf_library::InstanceServers::default(),
         }
     }
 }
@@ -356,6 +377,10 @@ fn base_linker(engine: &Engine, contract: ContractVersion) -> wasmtime::Result<L
             HostState,
             HasSelf<HostState>,
         >(&mut linker, |state| state)?,
+        ContractVersion::V0_4 => bindings::v0_4::stephost::plugin::log::add_to_linker::<
+            HostState,
+            HasSelf<HostState>,
+        >(&mut linker, |state| state)?,
         other => {
             return Err(wasmtime::Error::msg(format!(
                 "contract version {other} has no host interfaces in this build"
@@ -382,6 +407,7 @@ pub(crate) fn linker(
     if grant.allows(Capability::WebDriver) {
         webdriver::add_to_linker(&mut linker, contract)?;
     }
+    rf_library::add_to_linker(&mut linker, contract)?;
     Ok(linker)
 }
 
@@ -396,5 +422,6 @@ pub(crate) fn describe_linker(
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
     desktop::add_to_linker(&mut linker, contract)?;
     webdriver::add_to_linker(&mut linker, contract)?;
+    rf_library::add_to_linker(&mut linker, contract)?;
     Ok(linker)
 }

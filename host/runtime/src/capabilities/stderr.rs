@@ -33,6 +33,28 @@ impl StderrTail {
         text
     }
 
+    /// What was written so far, left in place.
+    pub(crate) fn text(&self) -> String {
+        let buf = self.buf.lock().unwrap_or_else(|e| e.into_inner());
+        String::from_utf8_lossy(&buf).trim().to_owned()
+    }
+
+    /// Keeps the tail of a child process's stderr, read to its end in a task
+    /// of its own (a chatty child must not block on a full pipe).
+    pub(crate) fn follow(&self, mut stderr: impl tokio::io::AsyncRead + Unpin + Send + 'static) {
+        use tokio::io::AsyncReadExt;
+        let tail = self.clone();
+        tokio::spawn(async move {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = stderr.read(&mut buf).await {
+                if n == 0 {
+                    break;
+                }
+                tail.push(&buf[..n]);
+            }
+        });
+    }
+
     fn push(&self, bytes: &[u8]) {
         let mut buf = self.buf.lock().unwrap_or_else(|e| e.into_inner());
         buf.extend_from_slice(bytes);

@@ -188,6 +188,10 @@ impl TenantsFile {
                 grant
                     .check_folders()
                     .map_err(|e| invalid(format!("[tenants.grants.{plugin}] folders: {e}")))?;
+                grant
+                    .rf_libraries
+                    .check_names()
+                    .map_err(|e| invalid(format!("[tenants.grants.{plugin}.rf_libraries] {e}")))?;
             }
             let l = &tenant.limits;
             for (name, value) in [

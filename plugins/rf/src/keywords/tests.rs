@@ -966,3 +966,71 @@ fn datetime_values_behave_like_python() {
         "2014-04-24 21:45:12.123000 (datetime) != 2014-04-24 21:45:12.123000 (string)"
     );
 }
+
+/// A host whose variable loader answers as the real one does for one file.
+struct Loader;
+
+impl stephost_plugin::mock::MockHost for Loader {
+    fn load_variables(
+        &mut self,
+        path: &str,
+        args: &[String],
+    ) -> Result<String, stephost_plugin::rf_library::LibraryError> {
+        use stephost_plugin::rf_library::LibraryError;
+        match path {
+            "/srv/vars/env.py" => Ok(format!(
+                r#"[["ENV", "{}"], ["PORT", 8080], ["conf", {{"dict": [["host", "db"], [1, [true, null]]], "dot": true}}], ["plain", {{"dict": [], "dot": false}}], ["pair", {{"tuple": [1, 2.5]}}], ["raw", {{"bytes": "\u00ff\u0000"}}], ["BIG", {{"int": "1180591620717411303424"}}], ["os", {{"text": "<module 'os'>"}}]]"#,
+                args.first().map_or("dev", String::as_str)
+            )),
+            "/srv/vars/broken.json" => Err(LibraryError::ImportFailed(
+                "Processing variable file '/srv/vars/broken.json' failed: JSON variable file must be a mapping, got list.".into(),
+            )),
+            _ => Err(LibraryError::NotGranted(format!(
+                "variable file '{path}' is outside the folders granted to this plugin"
+            ))),
+        }
+    }
+}
+
+#[test]
+fn import_variables_sets_what_the_host_read() {
+    stephost_plugin::mock::install(Loader);
+    let mut s = session();
+    s.store.set("WHICH", Value::str("env"));
+    ok(
+        &mut s,
+        "Import Variables",
+        &["/srv/vars/${WHICH}.py", "prod"],
+    );
+    assert_eq!(ok(&mut s, "Set Variable", &["${ENV}"]).repr(), "'prod'");
+    assert_eq!(ok(&mut s, "Set Variable", &["${PORT}"]).repr(), "8080");
+    assert_eq!(ok(&mut s, "Set Variable", &["${conf.host}"]).repr(), "'db'");
+    assert_eq!(
+        ok(&mut s, "Set Variable", &["${conf}[${1}]"]).repr(),
+        "[True, None]"
+    );
+    assert_eq!(ok(&mut s, "Set Variable", &["${plain}"]).repr(), "{}");
+    assert_eq!(ok(&mut s, "Set Variable", &["${pair}"]).repr(), "(1, 2.5)");
+    assert_eq!(
+        ok(&mut s, "Set Variable", &["${raw}"]).repr(),
+        "b'\\xff\\x00'"
+    );
+    assert_eq!(
+        ok(&mut s, "Set Variable", &["${BIG}"]).repr(),
+        "'1180591620717411303424'"
+    );
+    let (code, message) = err(&mut s, "Import Variables", &["/srv/vars/broken.json"]);
+    assert_eq!(code, Code::InvalidInput);
+    assert_eq!(
+        message,
+        "Processing variable file '/srv/vars/broken.json' failed: JSON variable file must be a mapping, got list."
+    );
+    let (code, message) = err(&mut s, "Import Variables", &["/etc/../etc/x.py"]);
+    assert_eq!(code, Code::Denied);
+    assert!(
+        message.starts_with(
+            "Importing variable file '/etc/x.py' failed: variable file '/etc/x.py' is outside"
+        ),
+        "{message}"
+    );
+}

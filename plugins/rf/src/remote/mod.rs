@@ -47,6 +47,9 @@ pub struct RemoteLibrary {
     /// `get_keyword_tags` answered with a fault: the server has no such method, so it is
     /// not asked again (RF then treats its keywords as having no server tags).
     no_tags_method: bool,
+    /// Served by the host for this session (`Import Library    Process`): its URL is
+    /// an internal detail, not shown in listings.
+    hosted: bool,
 }
 
 impl RemoteLibrary {
@@ -66,6 +69,16 @@ impl RemoteLibrary {
     /// The server URI.
     pub fn uri(&self) -> &str {
         &self.uri
+    }
+
+    /// Whether the host runs this library for the session.
+    pub fn is_hosted(&self) -> bool {
+        self.hosted
+    }
+
+    /// Marks the library as one the host runs for the session.
+    pub fn set_hosted(&mut self) {
+        self.hosted = true;
     }
 }
 
@@ -141,6 +154,12 @@ pub fn import(s: &mut Session, args: &[Value]) -> RfResult<RemoteLibrary> {
         Some(t) => Some(crate::timefmt::timestr_to_secs(&Value::Str(t)).map_err(RfError::value)?),
         None => None,
     };
+    connect(s, uri, timeout)
+}
+
+/// Reads the keywords of the remote server at `uri` (an explicit `Remote`
+/// import, or a server the host started for a library).
+pub fn connect(s: &mut Session, uri: String, timeout: Option<f64>) -> RfResult<RemoteLibrary> {
     let mut lib = RemoteLibrary {
         uri: uri.clone(),
         timeout,
@@ -149,6 +168,7 @@ pub fn import(s: &mut Session, args: &[Value]) -> RfResult<RemoteLibrary> {
         meta: BTreeMap::new(),
         full_info: false,
         no_tags_method: false,
+        hosted: false,
     };
     // RF asks for everything at once first and falls back to one call per item.
     if let Ok(Rpc::Struct(info)) = call(s, &uri, timeout, "get_library_information", &[]) {

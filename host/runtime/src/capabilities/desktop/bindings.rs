@@ -29,3 +29,12 @@ pub(crate) mod v0_3 {
         imports: { default: async },
     });
 }
+
+/// Contract 0.4.0 (desktop unchanged).
+pub(crate) mod v0_4 {
+    wasmtime::component::bindgen!({
+        path: "../../wit/0.4.0",
+        world: "desktop-capabilities",
+        imports: { default: async },
+    });
+}

@@ -29,15 +29,34 @@ mod v0_2 {
     include!("impls.rs");
 }
 
+/// `input.check-combo` (0.3.0 on), written once for every version that has it.
+macro_rules! check_combo {
+    () => {
+        async fn check_combo(&mut self, combo: String) -> Result<(), DesktopError> {
+            let desktop = granted_desktop(self)?;
+            parse_combos(self, &desktop, &combo).map(drop)
+        }
+    };
+}
+
 /// Contract 0.3.0: adds `input.check-combo` and `accessibility`.
 mod v0_3 {
     use crate::capabilities::desktop::bindings::v0_3 as wit;
     macro_rules! input_since_0_3 {
         () => {
-            async fn check_combo(&mut self, combo: String) -> Result<(), DesktopError> {
-                let desktop = granted_desktop(self)?;
-                parse_combos(self, &desktop, &combo).map(drop)
-            }
+            check_combo!();
+        };
+    }
+    include!("impls.rs");
+    include!("accessibility_impls.rs");
+}
+
+/// Contract 0.4.0 (desktop unchanged).
+mod v0_4 {
+    use crate::capabilities::desktop::bindings::v0_4 as wit;
+    macro_rules! input_since_0_3 {
+        () => {
+            check_combo!();
         };
     }
     include!("impls.rs");

@@ -279,6 +279,12 @@ pub(crate) fn add_to_linker(
                 |s| s,
             )
         }
+        stephost_contract::ContractVersion::V0_4 => {
+            bindings::v0_4::DesktopCapabilities::add_to_linker::<HostState, HasSelf<HostState>>(
+                linker,
+                |s| s,
+            )
+        }
         other => Err(wasmtime::Error::msg(format!(
             "contract version {other} has no host interfaces in this build"
         ))),

@@ -10,10 +10,9 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use tokio::io::AsyncReadExt as _;
-
 use super::client;
 use super::config::{BrowserConfig, BrowserKind};
+use crate::capabilities::StderrTail;
 
 /// How long each session delete may take when the driver goes.
 const SHUTDOWN_DELETE: Duration = Duration::from_secs(5);
@@ -130,21 +129,9 @@ impl Driver {
             .spawn()
             .map_err(|e| format!("cannot run {}: {e}", program.display()))?;
         let group = child.id();
-        let tail = Arc::new(Mutex::new(Vec::new()));
-        if let Some(mut stderr) = child.stderr.take() {
-            let tail = tail.clone();
-            tokio::spawn(async move {
-                let mut buf = [0u8; 1024];
-                while let Ok(n) = stderr.read(&mut buf).await {
-                    if n == 0 {
-                        break;
-                    }
-                    let mut kept = tail.lock().unwrap_or_else(|e| e.into_inner());
-                    kept.extend_from_slice(&buf[..n]);
-                    let excess = kept.len().saturating_sub(STDERR_TAIL);
-                    kept.drain(..excess);
-                }
-            });
+        let tail = StderrTail::new(STDERR_TAIL);
+        if let Some(stderr) = child.stderr.take() {
+            tail.follow(stderr);
         }
         let driver = Self {
             kind: config.kind,
@@ -157,10 +144,9 @@ impl Driver {
         let deadline = Instant::now() + Duration::from_millis(config.driver_start_timeout_ms);
         loop {
             if !driver.is_alive() {
-                let tail = tail.lock().unwrap_or_else(|e| e.into_inner());
                 return Err(format!(
                     "it exited at start; its stderr ends: {}",
-                    String::from_utf8_lossy(&tail).trim()
+                    tail.text()
                 ));
             }
             let probe = client::request(

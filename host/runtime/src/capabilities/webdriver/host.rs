@@ -23,3 +23,9 @@ mod v0_3 {
     use crate::capabilities::webdriver::bindings::v0_3 as wit;
     include!("impls.rs");
 }
+
+/// Contract 0.4.0.
+mod v0_4 {
+    use crate::capabilities::webdriver::bindings::v0_4 as wit;
+    include!("impls.rs");
+}

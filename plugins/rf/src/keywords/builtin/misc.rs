@@ -272,9 +272,120 @@ pub(super) fn run_keyword_and_return(s: &mut Session, rest: &[Arg]) -> RfResult<
     }
 }
 
-/// `Import Resource` / `Import Variables`: the sandbox has no files to read them from.
-/// They are run-keyword variants that resolve nothing themselves (RF resolves the
-/// path when importing), so the path comes raw.
+/// `Import Variables`: Robot Framework itself reads the file (a Python variable file
+/// is code), in the host's Python environment, from a folder granted to the plugin.
+/// The keyword resolves nothing itself (RF resolves the path and arguments when
+/// importing), so they come raw.
+pub(super) fn import_variables(s: &mut Session, rest: &[Arg]) -> RfResult<Value> {
+    use stephost_plugin::rf_library::{self, LibraryError};
+
+    use crate::keywords::operating_system::{paths, sandbox};
+    let Some((path, args)) = rest.split_first() else {
+        return Err(RfError::invalid(
+            "Keyword 'BuiltIn.Import Variables' expected at least 1 argument, got 0.",
+        ));
+    };
+    let path = match path {
+        Arg::Raw(p) => s.store.replace_string(p)?,
+        Arg::Value(v) => v.to_str(),
+    };
+    let args: Vec<String> = s
+        .store
+        .replace_list(args)?
+        .iter()
+        .map(Value::to_str)
+        .collect();
+    let path = paths::absnorm(&path, &sandbox::cwd());
+    s.reached_out = true;
+    let loaded = match rf_library::load_variables(&path, &args) {
+        Ok(loaded) => loaded,
+        Err(LibraryError::NotGranted(why)) => {
+            return Err(RfError::denied(format!(
+                "Importing variable file '{path}' failed: {why}"
+            )));
+        }
+        // RF's DataError: the same file fails the same way again.
+        Err(LibraryError::ImportFailed(message)) => return Err(RfError::invalid(message)),
+        Err(LibraryError::Unavailable(why)) => {
+            return Err(RfError::fail(format!(
+                "Importing variable file '{path}' failed: {why}"
+            )));
+        }
+    };
+    let pairs: Vec<(String, Value)> = match serde_json::from_str::<serde_json::Value>(&loaded) {
+        Ok(serde_json::Value::Array(items)) => items
+            .iter()
+            .filter_map(|pair| {
+                let name = pair.get(0)?.as_str()?.to_string();
+                Some((name, loaded_value(pair.get(1)?)))
+            })
+            .collect(),
+        _ => {
+            return Err(RfError::fail(format!(
+                "Importing variable file '{path}' failed: the host answered no variables"
+            )));
+        }
+    };
+    let count = pairs.len();
+    for (name, value) in pairs {
+        s.store.set(&name, value);
+    }
+    let with = if args.is_empty() {
+        String::new()
+    } else {
+        format!(" with arguments [ {} ]", args.join(" | "))
+    };
+    s.info(format!(
+        "Imported variable file '{path}'{with} ({count} variables)."
+    ));
+    Ok(Value::None)
+}
+
+/// A variable's value as the host's loader writes it (`rf-library.load-variables`):
+/// JSON where JSON holds it, a one-key object for the other types.
+fn loaded_value(json: &serde_json::Value) -> Value {
+    use serde_json::Value as Json;
+    let Json::Object(map) = json else {
+        return match json {
+            Json::Array(items) => Value::list(items.iter().map(loaded_value).collect()),
+            other => Value::from_json(other),
+        };
+    };
+    if let Some(Json::Array(items)) = map.get("dict") {
+        let dot = map.get("dot").and_then(Json::as_bool).unwrap_or(false);
+        let items = items
+            .iter()
+            .filter_map(|pair| Some((loaded_value(pair.get(0)?), loaded_value(pair.get(1)?))))
+            .collect();
+        return Value::dict(items, dot);
+    }
+    if let Some(Json::Array(items)) = map.get("tuple") {
+        return Value::Tuple(std::rc::Rc::new(items.iter().map(loaded_value).collect()));
+    }
+    let text = |key: &str| map.get(key).and_then(Json::as_str);
+    if let Some(latin1) = text("bytes") {
+        // Each char is one byte (the loader decoded the bytes as latin-1).
+        return Value::Bytes(latin1.chars().map(|c| c as u32 as u8).collect());
+    }
+    if let Some(f) = text("float") {
+        return Value::Float(match f {
+            "inf" => f64::INFINITY,
+            "-inf" => f64::NEG_INFINITY,
+            _ => f64::NAN,
+        });
+    }
+    // Integers past 64 bits, and types the sandbox has no value for: their text.
+    Value::Str(
+        text("int")
+            .or_else(|| text("text"))
+            .unwrap_or_default()
+            .to_string(),
+    )
+}
+
+/// `Import Resource`: the sandbox has no files to read resource files from. It is a
+/// run-keyword variant that resolves nothing itself (RF resolves the path when
+/// importing), so the path comes raw.
 pub(super) fn no_files(s: &mut Session, kind: &str, rest: &[Arg]) -> RfError {
     let path = match rest.first() {
         Some(Arg::Raw(p)) => match s.store.replace_string(p) {

@@ -1,0 +1,438 @@
+//! One library server: the Python process, its folder and its address.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+
+use super::RfLibrariesGrant;
+use crate::capabilities::StderrTail;
+use crate::capabilities::http::HostOwned;
+
+/// The program the child runs (`python -c`): imports the library with real
+/// Robot Framework and serves it over RF's remote interface.
+const SERVER_SCRIPT: &str = include_str!("server.py");
+/// How long a stopping server has to end what it started before its group
+/// is killed.
+const STOP_GRACE: Duration = Duration::from_secs(2);
+/// How long a library may take to import before the start is given up (the
+/// step's own timeout may end it sooner).
+const START_TIMEOUT: Duration = Duration::from_secs(60);
+/// Longest first line read from the child (its ready or error line).
+const MAX_READY_LINE: u64 = 64 * 1024;
+/// How much of the child's stderr is kept for messages.
+const STDERR_TAIL: usize = 8 * 1024;
+/// `PATH` for the child when the host has none.
+const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+
+/// Why a server did not start.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum StartError {
+    /// Robot Framework could not import the library: its own message.
+    #[error("{0}")]
+    Import(String),
+    /// The environment could not be used.
+    #[error("{0}")]
+    Environment(String),
+}
+
+/// A running library server. Dropping it forgets the address, asks the
+/// process to stop (it ends the processes the library started, which RF's
+/// `Start Process` puts in sessions of their own), kills its process group a
+/// moment later whatever it did, and removes the folder.
+pub(crate) struct Server {
+    name: String,
+    args: Vec<String>,
+    rf_name: String,
+    addr: SocketAddr,
+    token: String,
+    child: Option<tokio::process::Child>,
+    group: Option<u32>,
+    host_owned: HostOwned,
+    dir: Option<WorkDir>,
+}
+
+/// The child's working and home folder, removed when the server goes (also
+/// when a start is abandoned half way).
+struct WorkDir(PathBuf);
+
+impl Drop for WorkDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Kills a process group when dropped: covers a start abandoned after spawn
+/// (the step timed out during a slow import) as well as a running server.
+fn kill_group(group: Option<u32>) {
+    if let Some(pid) = group
+        .and_then(|g| i32::try_from(g).ok())
+        .and_then(rustix::process::Pid::from_raw)
+    {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+}
+
+struct GroupGuard(Option<u32>);
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        kill_group(self.0.take());
+    }
+}
+
+impl Server {
+    /// Starts the server of `name` imported with `args`, and waits until it
+    /// is listening.
+    pub(crate) async fn start(
+        grant: &RfLibrariesGrant,
+        name: &str,
+        args: &[String],
+        host_owned: &HostOwned,
+    ) -> Result<Self, StartError> {
+        let python = grant.python.as_ref().ok_or_else(|| {
+            StartError::Environment("the grant names no `python` for its rf_libraries".into())
+        })?;
+        let token = format!(
+            "{}{}",
+            uuid::Uuid::new_v4().simple(),
+            uuid::Uuid::new_v4().simple()
+        );
+        let dir = work_dir()?;
+        let library = serde_json::json!({ "name": name, "args": args }).to_string();
+        let mut command = python_command(grant, python, &dir)?;
+        command
+            .env("STEPHOST_RF_LIBRARY", library)
+            .env("STEPHOST_RF_TOKEN", &token);
+        let mut child = command.spawn().map_err(|e| {
+            StartError::Environment(format!("cannot run {}: {e}", python.display()))
+        })?;
+        let mut guard = GroupGuard(child.id());
+        let tail = StderrTail::new(STDERR_TAIL);
+        if let Some(stderr) = child.stderr.take() {
+            tail.follow(stderr);
+        }
+        let stdout = child.stdout.take().ok_or_else(|| {
+            StartError::Environment("the server's stdout was not captured".into())
+        })?;
+        let mut line = String::new();
+        let read = tokio::time::timeout(
+            START_TIMEOUT,
+            BufReader::new(stdout.take(MAX_READY_LINE)).read_line(&mut line),
+        )
+        .await;
+        match read {
+            Err(_) => {
+                return Err(StartError::Environment(format!(
+                    "library '{name}' was not ready after {} s{}",
+                    START_TIMEOUT.as_secs(),
+                    with_stderr(&tail.text())
+                )));
+            }
+            Ok(Err(e)) => {
+                return Err(StartError::Environment(format!(
+                    "cannot read the server's first line: {e}"
+                )));
+            }
+            Ok(Ok(_)) => {}
+        }
+        let ready = match parse_ready(&line) {
+            Ok(ready) => ready,
+            Err(Ready::Failed(message)) => return Err(StartError::Import(message)),
+            Err(Ready::Garbled) => {
+                // The child may still be writing its traceback: let it finish.
+                let _ = tokio::time::timeout(Duration::from_millis(500), child.wait()).await;
+                return Err(StartError::Environment(format!(
+                    "{} did not start the library server{}",
+                    python.display(),
+                    with_stderr(&tail.text())
+                )));
+            }
+        };
+        let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, ready.port));
+        host_owned.add(addr);
+        let group = guard.0.take();
+        Ok(Server {
+            name: name.to_owned(),
+            args: args.to_vec(),
+            rf_name: ready.name,
+            addr,
+            token,
+            child: Some(child),
+            group,
+            host_owned: host_owned.clone(),
+            dir: Some(dir),
+        })
+    }
+
+    /// The library as `Import Library` named it.
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The library as Robot Framework names it.
+    pub(crate) fn rf_name(&self) -> &str {
+        &self.rf_name
+    }
+
+    /// Whether it serves `name` imported with `args`.
+    pub(crate) fn serves(&self, name: &str, args: &[String]) -> bool {
+        self.name == name && self.args == args
+    }
+
+    /// Whether the process still runs.
+    pub(crate) fn is_alive(&mut self) -> bool {
+        self.child
+            .as_mut()
+            .is_some_and(|child| matches!(child.try_wait(), Ok(None)))
+    }
+
+    /// Its loopback address.
+    pub(crate) fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The only path it answers under.
+    pub(crate) fn prefix(&self) -> String {
+        format!("/{}", self.token)
+    }
+
+    /// The URL the plugin posts XML-RPC to.
+    pub(crate) fn url(&self) -> String {
+        format!("http://{}{}", self.addr, self.prefix())
+    }
+}
+
+/// `python -c server.py` with a cleared environment (the host's own variables,
+/// credentials among them, are not the session's business), in `dir`, in a
+/// process group of its own.
+fn python_command(
+    grant: &RfLibrariesGrant,
+    python: &std::path::Path,
+    dir: &WorkDir,
+) -> Result<tokio::process::Command, StartError> {
+    let mut command = tokio::process::Command::new(python);
+    command
+        .arg("-c")
+        .arg(SERVER_SCRIPT)
+        .env_clear()
+        .env(
+            "PATH",
+            std::env::var_os("PATH").unwrap_or_else(|| DEFAULT_PATH.into()),
+        )
+        .env("HOME", &dir.0)
+        .env("TMPDIR", &dir.0)
+        .env("LANG", "C.UTF-8")
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .env("PYTHONUNBUFFERED", "1")
+        .current_dir(&dir.0)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .process_group(0);
+    if !grant.pythonpath.is_empty() {
+        let joined = std::env::join_paths(&grant.pythonpath)
+            .map_err(|e| StartError::Environment(format!("pythonpath cannot be joined: {e}")))?;
+        command.env("PYTHONPATH", joined);
+    }
+    Ok(command)
+}
+
+/// A fresh folder for one child, removed with the returned guard.
+fn work_dir() -> Result<WorkDir, StartError> {
+    let dir = std::env::temp_dir().join(format!("stephost-rf-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir(&dir).map_err(|e| {
+        StartError::Environment(format!(
+            "cannot create a folder for the Python process: {e}"
+        ))
+    })?;
+    Ok(WorkDir(dir))
+}
+
+/// Most bytes of variables one file may give (the JSON the child prints).
+const MAX_VARIABLES_BYTES: u64 = 16 * 1024 * 1024 + 64 * 1024;
+
+/// The variables of RF variable file `path` imported with `args`, read by a
+/// one-off Python process with RF's own importer: the JSON array of
+/// `[name, value]` pairs.
+pub(crate) async fn load_variables(
+    grant: &RfLibrariesGrant,
+    path: &std::path::Path,
+    args: &[String],
+) -> Result<String, StartError> {
+    let python = grant.python.as_ref().ok_or_else(|| {
+        StartError::Environment("the grant names no `python` for its rf_libraries".into())
+    })?;
+    let dir = work_dir()?;
+    let spec = serde_json::json!({ "path": path, "args": args }).to_string();
+    let mut command = python_command(grant, python, &dir)?;
+    command.env("STEPHOST_RF_VARIABLES", spec);
+    let mut child = command
+        .spawn()
+        .map_err(|e| StartError::Environment(format!("cannot run {}: {e}", python.display())))?;
+    // A variable file is code: whatever it started goes when it is done.
+    let _group = GroupGuard(child.id());
+    let tail = StderrTail::new(STDERR_TAIL);
+    if let Some(stderr) = child.stderr.take() {
+        tail.follow(stderr);
+    }
+    let stdout = child.stdout.take();
+    let read = async {
+        let mut out = Vec::new();
+        if let Some(stdout) = stdout {
+            stdout
+                .take(MAX_VARIABLES_BYTES)
+                .read_to_end(&mut out)
+                .await?;
+        }
+        Ok::<_, std::io::Error>(out)
+    };
+    let out = tokio::time::timeout(START_TIMEOUT, read)
+        .await
+        .map_err(|_| {
+            StartError::Environment(format!(
+                "variable file '{}' was not read after {} s",
+                path.display(),
+                START_TIMEOUT.as_secs()
+            ))
+        })?
+        .map_err(|e| StartError::Environment(format!("cannot read the Python process: {e}")))?;
+    let _ = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;
+    let value: serde_json::Value = serde_json::from_slice(&out).map_err(|_| {
+        StartError::Environment(format!(
+            "{} did not read the variable file{}",
+            python.display(),
+            with_stderr(&tail.text())
+        ))
+    })?;
+    if let Some(message) = value.get("error").and_then(|e| e.as_str()) {
+        return Err(StartError::Import(message.to_owned()));
+    }
+    match value.get("variables") {
+        Some(pairs @ serde_json::Value::Array(_)) => Ok(pairs.to_string()),
+        _ => Err(StartError::Environment(format!(
+            "{} did not read the variable file",
+            python.display()
+        ))),
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.host_owned.remove(self.addr);
+        let group = self.group.take();
+        let child = self.child.take();
+        let dir = self.dir.take();
+        if let Some(pid) = group
+            .and_then(|g| i32::try_from(g).ok())
+            .and_then(rustix::process::Pid::from_raw)
+        {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+        }
+        let name = std::mem::take(&mut self.name);
+        // Off the dropping thread (often a runtime worker ending a session):
+        // waiting out the grace must not hold it.
+        let stopper = move || {
+            if let Some(mut child) = child {
+                let deadline = std::time::Instant::now() + STOP_GRACE;
+                while matches!(child.try_wait(), Ok(None)) && std::time::Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            }
+            kill_group(group);
+            drop(dir);
+            tracing::debug!(library = %name, "RF library server stopped");
+        };
+        if std::thread::Builder::new()
+            .name("rf-library-stop".into())
+            .spawn(stopper)
+            .is_err()
+        {
+            kill_group(group);
+        }
+    }
+}
+
+fn with_stderr(stderr: &str) -> String {
+    if stderr.is_empty() {
+        String::new()
+    } else {
+        format!("; its stderr ends:\n{stderr}")
+    }
+}
+
+/// The child's ready line.
+#[derive(Debug, PartialEq)]
+struct ReadyLine {
+    port: u16,
+    name: String,
+}
+
+#[derive(Debug, PartialEq)]
+enum Ready {
+    /// `{"error": ...}`: the library did not import.
+    Failed(String),
+    /// Not the line the protocol has (the interpreter is not Python 3, or it
+    /// crashed before writing).
+    Garbled,
+}
+
+fn parse_ready(line: &str) -> Result<ReadyLine, Ready> {
+    let value: serde_json::Value = serde_json::from_str(line.trim()).map_err(|_| Ready::Garbled)?;
+    if let Some(message) = value.get("error").and_then(|e| e.as_str()) {
+        return Err(Ready::Failed(message.to_owned()));
+    }
+    let ready = value.get("ready").ok_or(Ready::Garbled)?;
+    let port = ready
+        .get("port")
+        .and_then(|p| p.as_u64())
+        .and_then(|p| u16::try_from(p).ok())
+        .filter(|p| *p != 0)
+        .ok_or(Ready::Garbled)?;
+    let name = ready
+        .get("name")
+        .and_then(|n| n.as_str())
+        .ok_or(Ready::Garbled)?
+        .to_owned();
+    Ok(ReadyLine { port, name })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_line_is_read_strictly() {
+        assert_eq!(
+            parse_ready("{\"ready\": {\"port\": 4100, \"name\": \"Process\", \"keywords\": 12}}\n"),
+            Ok(ReadyLine {
+                port: 4100,
+                name: "Process".into()
+            })
+        );
+        assert_eq!(
+            parse_ready(
+                "{\"error\": \"Importing library 'X' failed: ModuleNotFoundError: No module named 'X'\"}"
+            ),
+            Err(Ready::Failed(
+                "Importing library 'X' failed: ModuleNotFoundError: No module named 'X'".into()
+            ))
+        );
+        assert_eq!(parse_ready(""), Err(Ready::Garbled));
+        assert_eq!(
+            parse_ready("Traceback (most recent call last):"),
+            Err(Ready::Garbled)
+        );
+        assert_eq!(
+            parse_ready("{\"ready\": {\"port\": 0, \"name\": \"X\"}}"),
+            Err(Ready::Garbled)
+        );
+        assert_eq!(
+            parse_ready("{\"ready\": {\"port\": 70000, \"name\": \"X\"}}"),
+            Err(Ready::Garbled)
+        );
+    }
+}
