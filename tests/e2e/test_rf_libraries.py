@@ -215,6 +215,11 @@ class Billing:
     def total(self):
         return f"{sum(a for _, a in self.lines)} {self.currency}"
 
+    def crash(self):
+        import os
+
+        os._exit(3)
+
     @keyword("Bill Should Have ${count} Lines")
     def bill_should_have(self, count):
         if len(self.lines) != int(count):
@@ -251,6 +256,15 @@ async def test_a_team_library_on_the_pythonpath(tmp_path):
         ), out["steps"][1]
         out = await batch(s, [kw("Import Library", "Billing"), kw("Bill Should Have 5 Lines")], session="conv2")
         assert error_of(out["steps"][1]).endswith(": bill has 0 lines, not 5"), out["steps"][1]
+        # A library process that dies fails the calls that need it; importing the
+        # library again starts a new one, and the session goes on.
+        out = await batch(s, [kw("Crash"), kw("Total")], session="conv2")
+        assert out["steps"][0]["status"] == "FAIL", out
+        assert "`Import Library` of it again starts a new one" in error_of(out["steps"][0]), out["steps"][0]
+        out = await batch(s, [kw("Import Library", "Billing"), kw("Add Line", "tea", "2"), kw("Total", assign="t")],
+                          session="conv2")
+        assert out["status"] == "PASS", out
+        assert out["steps"][2]["return_value"] == "2 EUR", out["steps"][2]
 
 
 async def test_imports_that_cannot_run_say_what_to_configure(tmp_path):

@@ -298,6 +298,11 @@ impl HttpGate {
         self.scoped.push(scope);
     }
 
+    /// Takes back the scope for `host:port` (its server is gone).
+    pub(crate) fn remove_scope(&mut self, host: &str, port: u16) {
+        self.scoped.retain(|s| !s.covers(host, port));
+    }
+
     /// The upload rule a request to `host:port` at `path` must pass, when it
     /// is a send-keys command under a WebDriver scope.
     fn send_keys_rule(

@@ -553,7 +553,7 @@ pub fn run_keyword(s: &mut Session, lib: usize, kw: &str, args: &[Arg]) -> RfRes
     };
     let (positional, named) = resolve.resolve_dynamic(&s.store, args)?;
     let r = library(s, lib)?;
-    let (uri, timeout) = (r.uri.clone(), r.timeout);
+    let (uri, timeout, hosted) = (r.uri.clone(), r.timeout, r.hosted);
     let mut params = vec![
         Rpc::Str(r.orig_name(kw).to_string()),
         Rpc::Array(positional.iter().map(coerce).collect::<RfResult<_>>()?),
@@ -575,8 +575,15 @@ pub fn run_keyword(s: &mut Session, lib: usize, kw: &str, args: &[Arg]) -> RfRes
         }
         Err(CallError::Transport(e)) if e.denied => return Err(RfError::denied(e.message)),
         Err(CallError::Transport(e)) => {
+            let hint = if hosted {
+                format!(
+                    " (the process the host ran library '{lib_name}' in has ended; `Import Library` of it again starts a new one)"
+                )
+            } else {
+                String::new()
+            };
             return Err(RfError::fail(format!(
-                "Connection to remote server broken: {}",
+                "Connection to remote server broken: {}{hint}",
                 e.message
             )));
         }

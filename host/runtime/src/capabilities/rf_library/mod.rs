@@ -39,6 +39,9 @@ pub(crate) mod bindings {
 /// Most servers one instance may run at once. Each is a Python process, so a
 /// session importing library after library must not fork without end.
 pub(crate) const MAX_SERVERS_PER_INSTANCE: usize = 8;
+/// Most servers one instance may start over its life: a library that exits
+/// as soon as it is used must not make each import fork another process.
+const MAX_STARTS_PER_INSTANCE: usize = 64;
 /// Most import arguments, and their total bytes: they go into an environment
 /// variable of the child.
 const MAX_ARGS: usize = 64;
@@ -156,6 +159,8 @@ fn valid_name(name: &str) -> bool {
 #[derive(Default)]
 pub(crate) struct InstanceServers {
     servers: Vec<Server>,
+    /// Servers started over the instance's life, the ones that exited included.
+    started: usize,
 }
 
 /// Links `stephost:plugin/rf-library` for a component of `contract` (0.4.0 on;
@@ -209,14 +214,17 @@ mod v0_4 {
                     "too many import arguments for library '{name}' (at most {MAX_ARGS}, {MAX_ARG_BYTES} bytes together)"
                 )));
             }
+            let gate = &mut self.http_gate;
             let servers = &mut self.rf_libraries.servers;
             servers.retain_mut(|s| {
                 let alive = s.is_alive();
                 if !alive {
                     tracing::warn!(
                         library = s.name(),
+                        stderr = %s.stderr(),
                         "an RF library server exited; a new one starts on next use"
                     );
+                    gate.remove_scope(&s.addr().ip().to_string(), s.addr().port());
                 }
                 alive
             });
@@ -228,6 +236,12 @@ mod v0_4 {
                     "this session already runs {MAX_SERVERS_PER_INSTANCE} library servers, the most one session may run"
                 )));
             }
+            if self.rf_libraries.started >= MAX_STARTS_PER_INSTANCE {
+                return Err(LibraryError::Unavailable(format!(
+                    "this session has started {MAX_STARTS_PER_INSTANCE} library servers, the most one session may start; the ones that exited did so on their own (their stderr is in the host's log)"
+                )));
+            }
+            self.rf_libraries.started += 1;
             let server = Server::start(grant, &name, &args, &self.services.host_owned)
                 .await
                 .map_err(|e| match e {

@@ -49,6 +49,8 @@ pub(crate) struct Server {
     addr: SocketAddr,
     token: String,
     child: Option<tokio::process::Child>,
+    /// The last of what it wrote to stderr (for the log when it exits).
+    stderr: StderrTail,
     group: Option<u32>,
     host_owned: HostOwned,
     dir: Option<WorkDir>,
@@ -161,6 +163,7 @@ impl Server {
             addr,
             token,
             child: Some(child),
+            stderr: tail,
             group,
             host_owned: host_owned.clone(),
             dir: Some(dir),
@@ -187,6 +190,11 @@ impl Server {
         self.child
             .as_mut()
             .is_some_and(|child| matches!(child.try_wait(), Ok(None)))
+    }
+
+    /// The last of what it wrote to stderr.
+    pub(crate) fn stderr(&self) -> String {
+        self.stderr.text()
     }
 
     /// Its loopback address.
