@@ -243,6 +243,15 @@ async def test_a_team_library_on_the_pythonpath(tmp_path):
         steps = out["steps"]
         assert steps[1]["return_value"] == 1
         assert steps[3]["return_value"] == "7 GBP"
+        # Listed like any library's keywords; the server's URL, whose path is
+        # the session's secret, is not shown.
+        listing = await s.call_tool("batch", {"session_id": "libs", "steps": [
+            {"plugin": "rf", "verb": "keywords", "input": {"library": "Billing"}}]})
+        assert not listing.isError, listing.content
+        listed = listing.structuredContent["steps"][0]["value"]
+        assert {k["name"] for k in listed} == {"Add Line", "Total", "Crash", "Bill Should Have ${count} Lines"}, listed
+        assert all(k.get("hosted") is True and "remote" not in k for k in listed), listed
+        assert "127.0.0.1" not in str(listing.content) + str(listing.structuredContent)
         out = await batch(s, [kw("Add Line", "cake", "lots")], session="conv")
         assert out["status"] == "FAIL"
         # Not imported in this session: RF's not-found, not the other session's library.
