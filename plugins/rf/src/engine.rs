@@ -399,13 +399,9 @@ impl Session {
                 if !exact.is_empty() {
                     return exact;
                 }
-                lib.keyword_names()
-                    .iter()
-                    .filter(|k| k.contains("${"))
-                    .filter_map(|k| {
-                        crate::matching::embedded_values(k, name)
-                            .map(|values| Found::Remote(li, k.clone(), values))
-                    })
+                lib.embedded_matches(name)
+                    .into_iter()
+                    .map(|(kw, values)| Found::Remote(li, kw, values))
                     .collect()
             }
         }
@@ -750,33 +746,26 @@ impl Session {
     /// Imports `name` from a library server the host runs (`rf-library`), as
     /// a remote library named as Robot Framework names it.
     fn import_hosted(&mut self, name: &str, args: &[Value], alias: Option<String>) -> RfResult<()> {
-        use stephost_plugin::rf_library::{self, LibraryError};
+        use stephost_plugin::rf_library;
         self.reached_out = true;
         let texts: Vec<String> = args.iter().map(Value::to_str).collect();
-        let server = match rf_library::start(name, &texts) {
-            Ok(server) => server,
-            Err(LibraryError::NotGranted(why)) => {
-                let standard = if STANDARD_LIBRARIES.contains(&name) {
-                    format!(
-                        " ('{name}' is one of Robot Framework's standard libraries; the rf sandbox runs BuiltIn, String, Collections, DateTime and OperatingSystem itself)"
-                    )
-                } else {
-                    String::new()
-                };
-                return Err(RfError::denied(format!(
-                    "Importing library '{name}' failed: {why}{standard}. A library served by a Robot Framework of your own is reachable with Import Library    Remote    http://host:port."
-                )));
-            }
-            // RF's DataError: the same import fails the same way again.
-            Err(LibraryError::ImportFailed(message)) => return Err(RfError::invalid(message)),
-            Err(LibraryError::Unavailable(why)) => {
-                return Err(RfError::fail(format!(
-                    "Importing library '{name}' failed: {why}"
-                )));
-            }
-        };
-        let mut lib = crate::remote::connect(self, server.url, None)?;
-        lib.set_hosted();
+        let server = rf_library::start(name, &texts).map_err(|error| {
+            let standard = if STANDARD_LIBRARIES.contains(&name) {
+                format!(
+                    " ('{name}' is one of Robot Framework's standard libraries; the rf sandbox runs BuiltIn, String, Collections, DateTime and OperatingSystem itself)"
+                )
+            } else {
+                String::new()
+            };
+            crate::remote::host_refusal(
+                &format!("library '{name}'"),
+                error,
+                &format!(
+                    "{standard}. A library served by a Robot Framework of your own is reachable with Import Library    Remote    http://host:port."
+                ),
+            )
+        })?;
+        let lib = crate::remote::connect(self, server.url, None, true)?;
         let lib_name = alias.unwrap_or(server.name);
         let count = lib.keyword_names().len();
         self.libraries.retain(|l| l.name != lib_name);

@@ -37,7 +37,9 @@ pub fn normalize_name(s: &str) -> String {
 /// A keyword name with embedded arguments (`Bill Should Have ${count} Lines`) as RF
 /// matches it: literal parts as written, case ignored, each `${name}` any text (as
 /// little as possible) and `${name:pattern}` the pattern, over the whole name.
-struct Embedded {
+/// Compiled once per keyword (a library's keywords are known at import).
+#[derive(Debug)]
+pub struct Embedded {
     regex: regex::Regex,
     /// The capture group of each variable, in order (a custom pattern's own
     /// groups come between them).
@@ -47,7 +49,7 @@ struct Embedded {
 impl Embedded {
     /// None for a name without embedded arguments, or with a pattern that
     /// does not compile.
-    fn parse(template: &str) -> Option<Self> {
+    pub fn parse(template: &str) -> Option<Self> {
         let mut pattern = String::from("(?i)^");
         let mut groups = Vec::new();
         let mut next_group = 1;
@@ -87,18 +89,15 @@ impl Embedded {
             groups,
         })
     }
-}
 
-/// The values `name` gives the embedded arguments of keyword `template`, when
-/// `template` has embedded arguments and `name` matches it.
-pub fn embedded_values(template: &str, name: &str) -> Option<Vec<String>> {
-    let embedded = Embedded::parse(template)?;
-    let captures = embedded.regex.captures(name)?;
-    embedded
-        .groups
-        .iter()
-        .map(|&g| captures.get(g).map(|m| m.as_str().to_string()))
-        .collect()
+    /// The values `name` gives the embedded arguments, when it matches.
+    pub fn values(&self, name: &str) -> Option<Vec<String>> {
+        let captures = self.regex.captures(name)?;
+        self.groups
+            .iter()
+            .map(|&g| captures.get(g).map(|m| m.as_str().to_string()))
+            .collect()
+    }
 }
 
 /// RF's `printable_name(name, code_style=True)`: how a dynamic library's keyword name
@@ -533,6 +532,7 @@ mod tests {
 
     #[test]
     fn embedded_arguments_match_as_rf_matches_them() {
+        let embedded_values = |t: &str, n: &str| Embedded::parse(t).and_then(|e| e.values(n));
         assert_eq!(
             embedded_values(
                 "Bill Should Have ${count} Lines",

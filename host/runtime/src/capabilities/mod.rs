@@ -34,6 +34,20 @@ pub use self::rf_library::RfLibrariesGrant;
 
 pub(crate) use limiter::MemoryLimiter;
 pub(crate) use stderr::StderrTail;
+
+/// The pid of a child the host started (`Child::id`), as the OS takes it.
+pub(crate) fn pid(id: Option<u32>) -> Option<rustix::process::Pid> {
+    id.and_then(|id| i32::try_from(id).ok())
+        .and_then(rustix::process::Pid::from_raw)
+}
+
+/// Sends `signal` to the process group led by child `leader` (started with
+/// `process_group(0)`), if it has one; a group already gone is no error.
+pub(crate) fn signal_group(leader: Option<u32>, signal: rustix::process::Signal) {
+    if let Some(pid) = pid(leader) {
+        let _ = rustix::process::kill_process_group(pid, signal);
+    }
+}
 use stephost_contract::{ContractVersion, LogLine};
 
 use crate::bindings;

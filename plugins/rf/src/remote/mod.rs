@@ -50,6 +50,9 @@ pub struct RemoteLibrary {
     /// Served by the host for this session (`Import Library    Process`): its URL is
     /// an internal detail, not shown in listings.
     hosted: bool,
+    /// The keywords with embedded arguments (by shown name), their patterns
+    /// compiled once here rather than at every lookup that misses.
+    embedded: Vec<(String, crate::matching::Embedded)>,
 }
 
 impl RemoteLibrary {
@@ -76,9 +79,25 @@ impl RemoteLibrary {
         self.hosted
     }
 
-    /// Marks the library as one the host runs for the session.
-    pub fn set_hosted(&mut self) {
-        self.hosted = true;
+    /// The keywords whose embedded arguments `name` matches, with the values
+    /// it gives them.
+    pub fn embedded_matches(&self, name: &str) -> Vec<(String, Vec<String>)> {
+        self.embedded
+            .iter()
+            .filter_map(|(kw, pattern)| pattern.values(name).map(|values| (kw.clone(), values)))
+            .collect()
+    }
+
+    /// Compiles the patterns of the keywords with embedded arguments, once
+    /// their names are known.
+    fn with_embedded(mut self) -> Self {
+        self.embedded = self
+            .names
+            .iter()
+            .filter(|n| n.contains("${"))
+            .filter_map(|n| crate::matching::Embedded::parse(n).map(|e| (n.clone(), e)))
+            .collect();
+        self
     }
 }
 
@@ -154,12 +173,38 @@ pub fn import(s: &mut Session, args: &[Value]) -> RfResult<RemoteLibrary> {
         Some(t) => Some(crate::timefmt::timestr_to_secs(&Value::Str(t)).map_err(RfError::value)?),
         None => None,
     };
-    connect(s, uri, timeout)
+    connect(s, uri, timeout, false)
 }
 
-/// Reads the keywords of the remote server at `uri` (an explicit `Remote`
-/// import, or a server the host started for a library).
-pub fn connect(s: &mut Session, uri: String, timeout: Option<f64>) -> RfResult<RemoteLibrary> {
+/// Why the host ran nothing for an import of `subject` (`library 'Process'`,
+/// `variable file '/srv/v.py'`), as the import's failure: a grant's refusal is
+/// `denied` (with `denied_extra` after it), RF's own import error is kept as it
+/// is and is `invalid-input` (the same import fails the same way again).
+pub fn host_refusal(
+    subject: &str,
+    error: stephost_plugin::rf_library::LibraryError,
+    denied_extra: &str,
+) -> RfError {
+    use stephost_plugin::rf_library::LibraryError;
+    match error {
+        LibraryError::NotGranted(why) => {
+            RfError::denied(format!("Importing {subject} failed: {why}{denied_extra}"))
+        }
+        LibraryError::ImportFailed(message) => RfError::invalid(message),
+        LibraryError::Unavailable(why) => {
+            RfError::fail(format!("Importing {subject} failed: {why}"))
+        }
+    }
+}
+
+/// Reads the keywords of the remote server at `uri`: an explicit `Remote`
+/// import, or (`hosted`) a server the host started for a library.
+pub fn connect(
+    s: &mut Session,
+    uri: String,
+    timeout: Option<f64>,
+    hosted: bool,
+) -> RfResult<RemoteLibrary> {
     let mut lib = RemoteLibrary {
         uri: uri.clone(),
         timeout,
@@ -168,7 +213,8 @@ pub fn connect(s: &mut Session, uri: String, timeout: Option<f64>) -> RfResult<R
         meta: BTreeMap::new(),
         full_info: false,
         no_tags_method: false,
-        hosted: false,
+        hosted,
+        embedded: Vec::new(),
     };
     // RF asks for everything at once first and falls back to one call per item.
     if let Ok(Rpc::Struct(info)) = call(s, &uri, timeout, "get_library_information", &[]) {
@@ -185,13 +231,13 @@ pub fn connect(s: &mut Session, uri: String, timeout: Option<f64>) -> RfResult<R
             lib.meta.insert(name, KeywordMeta { args, doc, tags });
         }
         lib.full_info = true;
-        return Ok(lib);
+        return Ok(lib.with_embedded());
     }
     match call(s, &uri, timeout, "get_keyword_names", &[]) {
         Ok(Rpc::Array(names)) => {
             lib.orig_names = names.iter().map(Rpc::text).collect();
             lib.names = lib.orig_names.iter().map(|n| printable_name(n)).collect();
-            Ok(lib)
+            Ok(lib.with_embedded())
         }
         Ok(other) => Err(RfError::fail(format!(
             "Initializing library 'Remote' with arguments [ {uri} ] failed: get_keyword_names returned {}, not a list.",

@@ -208,12 +208,7 @@ mod v0_4 {
                     grant,
                 )));
             }
-            if args.len() > MAX_ARGS || args.iter().map(String::len).sum::<usize>() > MAX_ARG_BYTES
-            {
-                return Err(LibraryError::Unavailable(format!(
-                    "too many import arguments for library '{name}' (at most {MAX_ARGS}, {MAX_ARG_BYTES} bytes together)"
-                )));
-            }
+            check_args(&format!("import arguments for library '{name}'"), &args)?;
             let gate = &mut self.http_gate;
             let servers = &mut self.rf_libraries.servers;
             servers.retain_mut(|s| {
@@ -242,12 +237,7 @@ mod v0_4 {
                 )));
             }
             self.rf_libraries.started += 1;
-            let server = Server::start(grant, &name, &args, &self.services.host_owned)
-                .await
-                .map_err(|e| match e {
-                    server::StartError::Import(message) => LibraryError::ImportFailed(message),
-                    other => LibraryError::Unavailable(other.to_string()),
-                })?;
+            let server = Server::start(grant, &name, &args, &self.services.host_owned).await?;
             self.http_gate.add_scope(ScopedDestination {
                 host: server.addr().ip().to_string(),
                 port: server.addr().port(),
@@ -272,12 +262,7 @@ mod v0_4 {
             path: String,
             args: Vec<String>,
         ) -> Result<String, LibraryError> {
-            if args.len() > MAX_ARGS || args.iter().map(String::len).sum::<usize>() > MAX_ARG_BYTES
-            {
-                return Err(LibraryError::Unavailable(format!(
-                    "too many arguments for variable file '{path}' (at most {MAX_ARGS}, {MAX_ARG_BYTES} bytes together)"
-                )));
-            }
+            check_args(&format!("arguments for variable file '{path}'"), &args)?;
             let file = variable_file(&self.plugin, &path, &self.grant)
                 .map_err(LibraryError::NotGranted)?;
             let Some(file) = file else {
@@ -285,13 +270,28 @@ mod v0_4 {
                     "Variable file '{path}' does not exist."
                 )));
             };
-            server::load_variables(&self.grant.rf_libraries, &file, &args)
-                .await
-                .map_err(|e| match e {
-                    server::StartError::Import(message) => LibraryError::ImportFailed(message),
-                    other => LibraryError::Unavailable(other.to_string()),
-                })
+            Ok(server::load_variables(&self.grant.rf_libraries, &file, &args).await?)
         }
+    }
+
+    impl From<server::StartError> for LibraryError {
+        fn from(error: server::StartError) -> Self {
+            match error {
+                server::StartError::Import(message) => Self::ImportFailed(message),
+                other => Self::Unavailable(other.to_string()),
+            }
+        }
+    }
+
+    /// Import arguments go into the child's environment: bounded in count and
+    /// bytes before anything starts. `what` names them in the refusal.
+    fn check_args(what: &str, args: &[String]) -> Result<(), LibraryError> {
+        if args.len() > MAX_ARGS || args.iter().map(String::len).sum::<usize>() > MAX_ARG_BYTES {
+            return Err(LibraryError::Unavailable(format!(
+                "too many {what} (at most {MAX_ARGS}, {MAX_ARG_BYTES} bytes together)"
+            )));
+        }
+        Ok(())
     }
 
     fn record(server: &Server) -> LibraryServer {

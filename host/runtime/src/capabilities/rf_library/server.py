@@ -62,6 +62,11 @@ def read_input():
     return name, args, token
 
 
+def data_error(error):
+    """RF's message, without the traceback and the PYTHONPATH listing it appends."""
+    return str(error).split("\nTraceback")[0].split("\nPYTHONPATH:")[0].strip()
+
+
 def import_library(name, args):
     try:
         from robot.errors import DataError
@@ -71,8 +76,7 @@ def import_library(name, args):
     try:
         return TestLibrary.from_name(name, args=args or None, create_keywords=True)
     except DataError as e:
-        # RF's message, without the traceback and the PYTHONPATH listing it appends.
-        say({"error": str(e).split("\nTraceback")[0].split("\nPYTHONPATH:")[0].strip()}, 1)
+        say({"error": data_error(e)}, 1)
     except Exception as e:  # A library whose import code itself blows up.
         say({"error": f"Importing library '{name}' failed: {type(e).__name__}: {e}"}, 1)
 
@@ -406,7 +410,7 @@ def load_variables(spec):
         variables = VariableFileSetter(None)._import_if_needed(path, args or None)
     except DataError as e:
         sys.stdout = saved
-        say({"error": str(e).split("\nTraceback")[0].split("\nPYTHONPATH:")[0].strip()}, 1)
+        say({"error": data_error(e)}, 1)
     finally:
         sys.stdout = saved
     text = json.dumps({"variables": [[str(name), to_json(value)] for name, value in variables]})

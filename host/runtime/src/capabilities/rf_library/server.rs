@@ -66,15 +66,10 @@ impl Drop for WorkDir {
     }
 }
 
-/// Kills a process group when dropped: covers a start abandoned after spawn
-/// (the step timed out during a slow import) as well as a running server.
+/// Kills a process group: a start abandoned after spawn (the step timed out
+/// during a slow import) as well as a running server.
 fn kill_group(group: Option<u32>) {
-    if let Some(pid) = group
-        .and_then(|g| i32::try_from(g).ok())
-        .and_then(rustix::process::Pid::from_raw)
-    {
-        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-    }
+    crate::capabilities::signal_group(group, rustix::process::Signal::KILL);
 }
 
 struct GroupGuard(Option<u32>);
@@ -94,28 +89,25 @@ impl Server {
         args: &[String],
         host_owned: &HostOwned,
     ) -> Result<Self, StartError> {
-        let python = grant.python.as_ref().ok_or_else(|| {
-            StartError::Environment("the grant names no `python` for its rf_libraries".into())
-        })?;
         let token = format!(
             "{}{}",
             uuid::Uuid::new_v4().simple(),
             uuid::Uuid::new_v4().simple()
         );
-        let dir = work_dir()?;
         let library = serde_json::json!({ "name": name, "args": args }).to_string();
-        let mut command = python_command(grant, python, &dir)?;
-        command
-            .env("STEPHOST_RF_LIBRARY", library)
-            .env("STEPHOST_RF_TOKEN", &token);
-        let mut child = command.spawn().map_err(|e| {
-            StartError::Environment(format!("cannot run {}: {e}", python.display()))
-        })?;
-        let mut guard = GroupGuard(child.id());
-        let tail = StderrTail::new(STDERR_TAIL);
-        if let Some(stderr) = child.stderr.take() {
-            tail.follow(stderr);
-        }
+        let Spawned {
+            python,
+            dir,
+            mut child,
+            mut guard,
+            tail,
+        } = Spawned::new(
+            grant,
+            &[
+                ("STEPHOST_RF_LIBRARY", &library),
+                ("STEPHOST_RF_TOKEN", &token),
+            ],
+        )?;
         let stdout = child.stdout.take().ok_or_else(|| {
             StartError::Environment("the server's stdout was not captured".into())
         })?;
@@ -213,40 +205,67 @@ impl Server {
     }
 }
 
-/// `python -c server.py` with a cleared environment (the host's own variables,
-/// credentials among them, are not the session's business), in `dir`, in a
-/// process group of its own.
-fn python_command(
-    grant: &RfLibrariesGrant,
-    python: &std::path::Path,
-    dir: &WorkDir,
-) -> Result<tokio::process::Command, StartError> {
-    let mut command = tokio::process::Command::new(python);
-    command
-        .arg("-c")
-        .arg(SERVER_SCRIPT)
-        .env_clear()
-        .env(
-            "PATH",
-            std::env::var_os("PATH").unwrap_or_else(|| DEFAULT_PATH.into()),
-        )
-        .env("HOME", &dir.0)
-        .env("TMPDIR", &dir.0)
-        .env("LANG", "C.UTF-8")
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .env("PYTHONUNBUFFERED", "1")
-        .current_dir(&dir.0)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .process_group(0);
-    if !grant.pythonpath.is_empty() {
-        let joined = std::env::join_paths(&grant.pythonpath)
-            .map_err(|e| StartError::Environment(format!("pythonpath cannot be joined: {e}")))?;
-        command.env("PYTHONPATH", joined);
+/// A running `python -c server.py`: with a cleared environment (the host's own
+/// variables, credentials among them, are not the session's business) but for
+/// `env`, in a fresh folder of its own, in a process group of its own (killed
+/// when `guard` drops unless disarmed), its stderr's tail kept.
+struct Spawned {
+    python: PathBuf,
+    dir: WorkDir,
+    child: tokio::process::Child,
+    guard: GroupGuard,
+    tail: StderrTail,
+}
+
+impl Spawned {
+    fn new(grant: &RfLibrariesGrant, env: &[(&str, &str)]) -> Result<Self, StartError> {
+        let python = grant.python.clone().ok_or_else(|| {
+            StartError::Environment("the grant names no `python` for its rf_libraries".into())
+        })?;
+        let dir = work_dir()?;
+        let mut command = tokio::process::Command::new(&python);
+        command
+            .arg("-c")
+            .arg(SERVER_SCRIPT)
+            .env_clear()
+            .env(
+                "PATH",
+                std::env::var_os("PATH").unwrap_or_else(|| DEFAULT_PATH.into()),
+            )
+            .env("HOME", &dir.0)
+            .env("TMPDIR", &dir.0)
+            .env("LANG", "C.UTF-8")
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .env("PYTHONUNBUFFERED", "1")
+            .envs(env.iter().copied())
+            .current_dir(&dir.0)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .process_group(0);
+        if !grant.pythonpath.is_empty() {
+            let joined = std::env::join_paths(&grant.pythonpath).map_err(|e| {
+                StartError::Environment(format!("pythonpath cannot be joined: {e}"))
+            })?;
+            command.env("PYTHONPATH", joined);
+        }
+        let mut child = command.spawn().map_err(|e| {
+            StartError::Environment(format!("cannot run {}: {e}", python.display()))
+        })?;
+        let guard = GroupGuard(child.id());
+        let tail = StderrTail::new(STDERR_TAIL);
+        if let Some(stderr) = child.stderr.take() {
+            tail.follow(stderr);
+        }
+        Ok(Self {
+            python,
+            dir,
+            child,
+            guard,
+            tail,
+        })
     }
-    Ok(command)
 }
 
 /// A fresh folder for one child, removed with the returned guard.
@@ -271,22 +290,16 @@ pub(crate) async fn load_variables(
     path: &std::path::Path,
     args: &[String],
 ) -> Result<String, StartError> {
-    let python = grant.python.as_ref().ok_or_else(|| {
-        StartError::Environment("the grant names no `python` for its rf_libraries".into())
-    })?;
-    let dir = work_dir()?;
     let spec = serde_json::json!({ "path": path, "args": args }).to_string();
-    let mut command = python_command(grant, python, &dir)?;
-    command.env("STEPHOST_RF_VARIABLES", spec);
-    let mut child = command
-        .spawn()
-        .map_err(|e| StartError::Environment(format!("cannot run {}: {e}", python.display())))?;
-    // A variable file is code: whatever it started goes when it is done.
-    let _group = GroupGuard(child.id());
-    let tail = StderrTail::new(STDERR_TAIL);
-    if let Some(stderr) = child.stderr.take() {
-        tail.follow(stderr);
-    }
+    // A variable file is code: whatever it started goes when it is done
+    // (`_guard`), and so does its folder (`_dir`).
+    let Spawned {
+        python,
+        dir: _dir,
+        mut child,
+        guard: _guard,
+        tail,
+    } = Spawned::new(grant, &[("STEPHOST_RF_VARIABLES", &spec)])?;
     let stdout = child.stdout.take();
     let read = async {
         let mut out = Vec::new();
@@ -334,10 +347,7 @@ impl Drop for Server {
         let group = self.group.take();
         let child = self.child.take();
         let dir = self.dir.take();
-        if let Some(pid) = group
-            .and_then(|g| i32::try_from(g).ok())
-            .and_then(rustix::process::Pid::from_raw)
-        {
+        if let Some(pid) = crate::capabilities::pid(group) {
             let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
         }
         let name = std::mem::take(&mut self.name);

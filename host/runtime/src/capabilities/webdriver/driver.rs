@@ -232,13 +232,7 @@ impl Drop for Driver {
         }
         // The browsers are in the driver's process group: one signal ends them
         // all, whatever state their sessions were left in.
-        if let Some(pid) = self
-            .group
-            .and_then(|g| i32::try_from(g).ok())
-            .and_then(rustix::process::Pid::from_raw)
-        {
-            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-        }
+        crate::capabilities::signal_group(self.group, rustix::process::Signal::KILL);
         let profiles =
             std::mem::take(&mut *self.profiles.lock().unwrap_or_else(|e| e.into_inner()));
         for dir in profiles {

@@ -277,7 +277,7 @@ pub(super) fn run_keyword_and_return(s: &mut Session, rest: &[Arg]) -> RfResult<
 /// The keyword resolves nothing itself (RF resolves the path and arguments when
 /// importing), so they come raw.
 pub(super) fn import_variables(s: &mut Session, rest: &[Arg]) -> RfResult<Value> {
-    use stephost_plugin::rf_library::{self, LibraryError};
+    use stephost_plugin::rf_library;
 
     use crate::keywords::operating_system::{paths, sandbox};
     let Some((path, args)) = rest.split_first() else {
@@ -297,21 +297,9 @@ pub(super) fn import_variables(s: &mut Session, rest: &[Arg]) -> RfResult<Value>
         .collect();
     let path = paths::absnorm(&path, &sandbox::cwd());
     s.reached_out = true;
-    let loaded = match rf_library::load_variables(&path, &args) {
-        Ok(loaded) => loaded,
-        Err(LibraryError::NotGranted(why)) => {
-            return Err(RfError::denied(format!(
-                "Importing variable file '{path}' failed: {why}"
-            )));
-        }
-        // RF's DataError: the same file fails the same way again.
-        Err(LibraryError::ImportFailed(message)) => return Err(RfError::invalid(message)),
-        Err(LibraryError::Unavailable(why)) => {
-            return Err(RfError::fail(format!(
-                "Importing variable file '{path}' failed: {why}"
-            )));
-        }
-    };
+    let loaded = rf_library::load_variables(&path, &args).map_err(|error| {
+        crate::remote::host_refusal(&format!("variable file '{path}'"), error, "")
+    })?;
     let pairs: Vec<(String, Value)> = match serde_json::from_str::<serde_json::Value>(&loaded) {
         Ok(serde_json::Value::Array(items)) => items
             .iter()
