@@ -37,6 +37,20 @@ RUN rustup toolchain install \
  && rustup target add wasm32-wasip2 \
  && rustc --version
 
+# componentize-py and Robot Framework build the Python evaluator component
+# (host/runtime/build.rs); the same pinned versions scripts/deps.sh installs.
+COPY host/runtime/python/requirements.txt host/runtime/python/build-requirements.txt /tmp/evaluator/
+# hadolint ignore=DL3008
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3-venv \
+ && rm -rf /var/lib/apt/lists/* \
+ && python3 -m venv /opt/evaluator/venv \
+ && /opt/evaluator/venv/bin/pip install -q --no-cache-dir -r /tmp/evaluator/build-requirements.txt \
+ && /opt/evaluator/venv/bin/pip install -q --no-cache-dir --no-compile \
+      --target /opt/evaluator/site -r /tmp/evaluator/requirements.txt
+ENV STEPHOST_COMPONENTIZE_PY=/opt/evaluator/venv/bin/componentize-py \
+    STEPHOST_EVALUATOR_SITE=/opt/evaluator/site
+
 COPY . .
 # Cache mounts keep the registry and the build trees between builds; the binary
 # is copied out of the cache mount so the image layer holds it.

@@ -25,3 +25,27 @@ if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-wasip2; then
   printf '\n==> adding the wasm32-wasip2 target\n' >&2
   rustup target add wasm32-wasip2
 fi
+
+# The Python evaluator (host/runtime/python) is CPython compiled to a component by
+# componentize-py, with Robot Framework beside it. Both come from PyPI into
+# .cache/evaluator, reinstalled when the pinned versions change; host/runtime/build.rs
+# reads them from there (or from STEPHOST_COMPONENTIZE_PY and STEPHOST_EVALUATOR_SITE).
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+evaluator=$root/.cache/evaluator
+reqs=$root/host/runtime/python
+want=$(cat "$reqs/build-requirements.txt" "$reqs/requirements.txt" | sha256sum | cut -d' ' -f1)
+if [ "$(cat "$evaluator/stamp" 2>/dev/null)" != "$want" ]; then
+  if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
+    printf '\n==> installing python3-venv\n' >&2
+    if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-venv >/dev/null
+  fi
+  printf '\n==> installing componentize-py and Robot Framework for the Python evaluator\n' >&2
+  rm -rf "$evaluator"
+  python3 -m venv "$evaluator/venv"
+  "$evaluator/venv/bin/pip" install -q --disable-pip-version-check -r "$reqs/build-requirements.txt"
+  "$evaluator/venv/bin/pip" install -q --disable-pip-version-check --no-compile \
+    --target "$evaluator/site" -r "$reqs/requirements.txt"
+  printf '%s\n' "$want" >"$evaluator/stamp"
+fi

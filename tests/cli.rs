@@ -358,7 +358,7 @@ fn a_contract_0_1_component_runs_beside_the_latest_plugins() {
             .map(|p| p["contract"].clone())
     };
     assert_eq!(contract("legacy"), Some(Value::from("0.1.0")), "{list}");
-    assert_eq!(contract("testkit"), Some(Value::from("0.4.0")), "{list}");
+    assert_eq!(contract("testkit"), Some(Value::from("0.5.0")), "{list}");
 
     let batch = r#"{"steps": [
         {"plugin": "testkit", "verb": "echo", "input": {"value": "from 0.2"}},

@@ -8,6 +8,10 @@
 //! `OUT_DIR` and write `OUT_DIR/embedded_plugins.rs`, which `src/embedded.rs`
 //! includes.
 //!
+//! It also compiles the Python evaluator (`python/evaluator.py`, CPython with Robot
+//! Framework beside it) to a component with componentize-py and embeds it as
+//! `OUT_DIR/embedded_evaluator.rs`; see [`build_python_evaluator`].
+//!
 //! Std-only on purpose: the parsing below covers the plain Cargo.toml files of this
 //! repository, not TOML in general.
 
@@ -127,6 +131,122 @@ fn main() {
     }
     generated.push_str("]\n");
     write(&out_dir.join("embedded_plugins.rs"), generated.as_bytes());
+
+    let evaluator = build_python_evaluator(&manifest_dir, &out_dir);
+    let generated = match evaluator {
+        Some(path) => {
+            let path = path.to_str().expect("OUT_DIR is valid UTF-8");
+            format!("Some(include_bytes!({path:?}))\n")
+        }
+        None => "None\n".to_owned(),
+    };
+    write(&out_dir.join("embedded_evaluator.rs"), generated.as_bytes());
+}
+
+/// Compiles `python/evaluator.py` with componentize-py into `OUT_DIR/python_evaluator.wasm`.
+///
+/// componentize-py and the packages bundled beside the evaluator (Robot Framework)
+/// come from `scripts/deps.sh`, which installs them into `.cache/evaluator` at the
+/// repository root; `STEPHOST_COMPONENTIZE_PY` and `STEPHOST_EVALUATOR_SITE` point
+/// elsewhere. `STEPHOST_NO_PYTHON_EVALUATOR=1` builds a host without the evaluator
+/// (`None`): the rf plugin then evaluates with its own evaluator only, and says so
+/// where that is not enough.
+fn build_python_evaluator(manifest_dir: &Path, out_dir: &Path) -> Option<PathBuf> {
+    for key in [
+        "STEPHOST_NO_PYTHON_EVALUATOR",
+        "STEPHOST_COMPONENTIZE_PY",
+        "STEPHOST_EVALUATOR_SITE",
+    ] {
+        println!("cargo::rerun-if-env-changed={key}");
+    }
+    if env::var("STEPHOST_NO_PYTHON_EVALUATOR").is_ok_and(|v| v == "1") {
+        println!(
+            "cargo::warning=STEPHOST_NO_PYTHON_EVALUATOR=1: building without the Python evaluator"
+        );
+        return None;
+    }
+    let source = manifest_dir.join("python");
+    rerun_if_changed(&source.join("evaluator.py"));
+    rerun_if_changed(&source.join("wit"));
+    rerun_if_changed(&source.join("requirements.txt"));
+    rerun_if_changed(&source.join("build-requirements.txt"));
+    let cache = manifest_dir
+        .ancestors()
+        .nth(2)
+        .expect("host/runtime sits two levels below the repository root")
+        .join(".cache")
+        .join("evaluator");
+    // deps.sh rewrites the stamp whenever it reinstalls the tools.
+    rerun_if_changed(&cache.join("stamp"));
+    let componentize = env::var_os("STEPHOST_COMPONENTIZE_PY")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| cache.join("venv").join("bin").join("componentize-py"));
+    let site = env::var_os("STEPHOST_EVALUATOR_SITE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| cache.join("site"));
+    assert!(
+        componentize.is_file() && site.join("robot").is_dir(),
+        "the Python evaluator needs componentize-py ({}) and Robot Framework in {}: run \
+         scripts/deps.sh, or set STEPHOST_COMPONENTIZE_PY and STEPHOST_EVALUATOR_SITE, or \
+         build without the evaluator with STEPHOST_NO_PYTHON_EVALUATOR=1",
+        componentize.display(),
+        site.display()
+    );
+    let output = out_dir.join("python_evaluator.wasm");
+    // This script also reruns for every plugin change; the evaluator only needs
+    // componentize-py's ~10 s when its own inputs changed.
+    let fingerprint = evaluator_fingerprint(&source, &cache, &componentize, &site);
+    let fingerprint_file = out_dir.join("python_evaluator.fingerprint");
+    if output.is_file() && fs::read_to_string(&fingerprint_file).ok() == Some(fingerprint.clone()) {
+        return Some(output);
+    }
+    let status = Command::new(&componentize)
+        .arg("-d")
+        .arg(source.join("wit"))
+        .args(["-w", "evaluator", "componentize", "-p"])
+        .arg(&source)
+        .arg("-p")
+        .arg(&site)
+        .arg("evaluator")
+        .arg("-o")
+        .arg(&output)
+        // componentize-py writes its progress to stdout, which cargo reads as directives.
+        .stdout(io::stderr())
+        .stderr(Stdio::inherit())
+        .status()
+        .unwrap_or_else(|e| panic!("could not run {}: {e}", componentize.display()));
+    assert!(
+        status.success(),
+        "componentize-py failed to build the Python evaluator ({status}); the errors are above"
+    );
+    let bytes = read_bytes(&output);
+    assert!(
+        bytes.starts_with(&COMPONENT_HEADER),
+        "{} is not a WebAssembly component",
+        output.display()
+    );
+    write(&fingerprint_file, fingerprint.as_bytes());
+    Some(output)
+}
+
+/// What the evaluator component is built from: its sources, the installed tools'
+/// stamp, and where the tools are.
+fn evaluator_fingerprint(source: &Path, cache: &Path, componentize: &Path, site: &Path) -> String {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let mut hasher = DefaultHasher::new();
+    let mut files = vec![source.join("evaluator.py"), cache.join("stamp")];
+    if let Ok(entries) = fs::read_dir(source.join("wit")) {
+        let mut wit: Vec<PathBuf> = entries.filter_map(|e| Some(e.ok()?.path())).collect();
+        wit.sort();
+        files.extend(wit);
+    }
+    for file in files {
+        file.hash(&mut hasher);
+        fs::read(&file).unwrap_or_default().hash(&mut hasher);
+    }
+    componentize.hash(&mut hasher);
+    site.hash(&mut hasher);
+    format!("{:016x}", hasher.finish())
 }
 
 /// Reads the plugin crates: the members of `plugins/Cargo.toml` whose library is a
@@ -324,6 +444,11 @@ fn rerun_if_changed(path: &Path) {
 /// Reads a text file this script cannot do without.
 fn read(path: &Path) -> String {
     fs::read_to_string(path).unwrap_or_else(|e| panic!("could not read {}: {e}", path.display()))
+}
+
+/// Reads a file this script built.
+fn read_bytes(path: &Path) -> Vec<u8> {
+    fs::read(path).unwrap_or_else(|e| panic!("could not read {}: {e}", path.display()))
 }
 
 /// A variable cargo always sets for build scripts.

@@ -21,19 +21,23 @@ pub enum ContractVersion {
     /// `stephost:plugin@0.4.0`: the `rf-library` capability (real Robot
     /// Framework libraries served by the host).
     V0_4,
+    /// `stephost:plugin@0.5.0`: the `python` capability (expressions evaluated
+    /// by CPython in a sandbox).
+    V0_5,
 }
 
 impl ContractVersion {
     /// Every version the host serves, oldest first.
-    pub const ALL: [ContractVersion; 4] = [
+    pub const ALL: [ContractVersion; 5] = [
         ContractVersion::V0_1,
         ContractVersion::V0_2,
         ContractVersion::V0_3,
         ContractVersion::V0_4,
+        ContractVersion::V0_5,
     ];
 
     /// The newest version: what new plugins and the guest SDK target.
-    pub const LATEST: ContractVersion = ContractVersion::V0_4;
+    pub const LATEST: ContractVersion = ContractVersion::V0_5;
 
     /// The version as written in WIT (`0.2.0`).
     pub fn as_str(self) -> &'static str {
@@ -42,6 +46,7 @@ impl ContractVersion {
             ContractVersion::V0_2 => "0.2.0",
             ContractVersion::V0_3 => "0.3.0",
             ContractVersion::V0_4 => "0.4.0",
+            ContractVersion::V0_5 => "0.5.0",
         }
     }
 
@@ -107,10 +112,11 @@ mod tests {
         assert_eq!(ContractVersion::parse("0.1.0"), Some(ContractVersion::V0_1));
         assert_eq!(ContractVersion::parse("0.3.0"), Some(ContractVersion::V0_3));
         assert_eq!(ContractVersion::parse("0.4.0"), Some(ContractVersion::V0_4));
-        assert_eq!(ContractVersion::parse("0.5.0"), None);
+        assert_eq!(ContractVersion::parse("0.5.0"), Some(ContractVersion::V0_5));
+        assert_eq!(ContractVersion::parse("0.6.0"), None);
         assert_eq!(
             ContractVersion::LATEST.interface("tool"),
-            "stephost:plugin/tool@0.4.0"
+            "stephost:plugin/tool@0.5.0"
         );
     }
 }

@@ -61,10 +61,23 @@ pub(crate) mod v0_4 {
     });
 }
 
+/// Contract 0.5.0: the `python` capability; the `plugin` world is 0.3.0's.
+pub(crate) mod v0_5 {
+    #![allow(missing_docs, unreachable_pub)]
+
+    wasmtime::component::bindgen!({
+        path: "../../wit/0.5.0",
+        world: "plugin",
+        imports: { default: async },
+        exports: { default: async },
+    });
+}
+
 use v0_1::exports::stephost::plugin::tool as tool_v0_1;
 use v0_2::exports::stephost::plugin::tool as tool_v0_2;
 use v0_3::exports::stephost::plugin::tool as tool_v0_3;
 use v0_4::exports::stephost::plugin::tool as tool_v0_4;
+use v0_5::exports::stephost::plugin::tool as tool_v0_5;
 
 /// The version a component was built against, read from its exports: the
 /// `tool` interface it exports names its contract version.
@@ -100,6 +113,7 @@ pub(crate) enum PluginPre<T: 'static> {
     V0_2(v0_2::PluginPre<T>),
     V0_3(v0_3::PluginPre<T>),
     V0_4(v0_4::PluginPre<T>),
+    V0_5(v0_5::PluginPre<T>),
 }
 
 // By hand: a derive would ask for `T: Clone`, which the store data is not.
@@ -110,6 +124,7 @@ impl<T: 'static> Clone for PluginPre<T> {
             Self::V0_2(pre) => Self::V0_2(pre.clone()),
             Self::V0_3(pre) => Self::V0_3(pre.clone()),
             Self::V0_4(pre) => Self::V0_4(pre.clone()),
+            Self::V0_5(pre) => Self::V0_5(pre.clone()),
         }
     }
 }
@@ -122,6 +137,7 @@ impl<T: Send + 'static> PluginPre<T> {
             ContractVersion::V0_2 => Ok(Self::V0_2(v0_2::PluginPre::new(pre)?)),
             ContractVersion::V0_3 => Ok(Self::V0_3(v0_3::PluginPre::new(pre)?)),
             ContractVersion::V0_4 => Ok(Self::V0_4(v0_4::PluginPre::new(pre)?)),
+            ContractVersion::V0_5 => Ok(Self::V0_5(v0_5::PluginPre::new(pre)?)),
             other => Err(wasmtime::Error::msg(format!(
                 "contract version {other} has no bindings in this build"
             ))),
@@ -135,6 +151,7 @@ impl<T: Send + 'static> PluginPre<T> {
             Self::V0_2(pre) => pre.instantiate_async(store).await.map(Plugin::V0_2),
             Self::V0_3(pre) => pre.instantiate_async(store).await.map(Plugin::V0_3),
             Self::V0_4(pre) => pre.instantiate_async(store).await.map(Plugin::V0_4),
+            Self::V0_5(pre) => pre.instantiate_async(store).await.map(Plugin::V0_5),
         }
     }
 }
@@ -145,6 +162,7 @@ pub(crate) enum Plugin {
     V0_2(v0_2::Plugin),
     V0_3(v0_3::Plugin),
     V0_4(v0_4::Plugin),
+    V0_5(v0_5::Plugin),
 }
 
 impl Plugin {
@@ -196,6 +214,10 @@ impl Plugin {
                 p.stephost_plugin_tool().call_describe(store).await?,
                 |v: &v0_4::stephost::plugin::types::VerbInfo| v.checked
             ),
+            Self::V0_5(p) => raw!(
+                p.stephost_plugin_tool().call_describe(store).await?,
+                |v: &v0_5::stephost::plugin::types::VerbInfo| v.checked
+            ),
         })
     }
 
@@ -231,6 +253,12 @@ impl Plugin {
                 .await?
                 .map(output_v0_4)
                 .map_err(failure_v0_4),
+            Self::V0_5(p) => p
+                .stephost_plugin_tool()
+                .call_invoke(store, verb, input)
+                .await?
+                .map(output_v0_5)
+                .map_err(failure_v0_5),
         })
     }
 
@@ -254,6 +282,11 @@ impl Plugin {
                 .call_check(store, verb, input)
                 .await?
                 .map_err(failure_v0_4),
+            Self::V0_5(p) => p
+                .stephost_plugin_tool()
+                .call_check(store, verb, input)
+                .await?
+                .map_err(failure_v0_5),
         })
     }
 }
@@ -294,6 +327,10 @@ fn output_v0_3(output: tool_v0_3::Output) -> Output {
 
 fn output_v0_4(output: tool_v0_4::Output) -> Output {
     output!(v0_4, output)
+}
+
+fn output_v0_5(output: tool_v0_5::Output) -> Output {
+    output!(v0_5, output)
 }
 
 /// A failure's `details` text: empty is none; text that is not JSON is kept as
@@ -382,4 +419,8 @@ fn failure_v0_3(failure: tool_v0_3::Failure) -> Failure {
 
 fn failure_v0_4(failure: tool_v0_4::Failure) -> Failure {
     typed_failure!(v0_4, failure)
+}
+
+fn failure_v0_5(failure: tool_v0_5::Failure) -> Failure {
+    typed_failure!(v0_5, failure)
 }

@@ -18,3 +18,9 @@ pub struct EmbeddedPlugin {
 
 /// Every embedded plugin, in the order `plugins/Cargo.toml` lists them.
 pub static EMBEDDED: &[EmbeddedPlugin] = include!(concat!(env!("OUT_DIR"), "/embedded_plugins.rs"));
+
+/// The Python evaluator component (`host/runtime/python`): CPython with Robot
+/// Framework, built by componentize-py. `None` in a host built with
+/// `STEPHOST_NO_PYTHON_EVALUATOR=1`.
+pub(crate) const PYTHON_EVALUATOR: Option<&[u8]> =
+    include!(concat!(env!("OUT_DIR"), "/embedded_evaluator.rs"));

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::capabilities::Services;
+use crate::capabilities::python::PythonService;
 use crate::config::{EngineConfig, PluginsConfig};
 use crate::engine::{self, CompileCache, EpochTicker};
 use crate::load_error::LoadError;
@@ -60,7 +61,13 @@ impl Runtime {
             EpochTicker::start(&engine, Duration::from_micros(config.engine.epoch_tick_us))
                 .map_err(StartError::Ticker)?;
         let cache = config.cache_dir.map(|dir| CompileCache::new(dir, &engine));
-        let services = Arc::new(Services::new(config.desktop, config.browser.clone()));
+        let python = PythonService::new(embedded::PYTHON_EVALUATOR, &engine, cache.clone());
+        let services = Arc::new(Services::new(
+            config.desktop,
+            config.browser.clone(),
+            python,
+        ));
+        services.python.warm();
         let mut registry = Registry::new(
             &engine,
             cache,

@@ -22,6 +22,7 @@ pub mod keywords;
 pub mod matching;
 pub mod plugin;
 pub mod pyfmt;
+pub mod pyjson;
 pub mod pynum;
 pub mod pystr;
 pub mod recovery;

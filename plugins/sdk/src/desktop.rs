@@ -2,7 +2,7 @@
 //! types. Importing any of them means the plugin loads only where granted
 //! `desktop = true`.
 //!
-//! The functions mirror the WIT interfaces one to one (see `wit/0.4.0/desktop.wit`
+//! The functions mirror the WIT interfaces one to one (see `wit/0.5.0/desktop.wit`
 //! for what each guarantees). In a native build they go to [`crate::mock`], whose
 //! default answers every call with `unsupported`, so a test reaches a capability
 //! only when it installs a fake desktop.

@@ -1,5 +1,5 @@
 //! `stephost_plugin`: the guest SDK for stephost plugins on contract
-//! `stephost:plugin@0.4.0` (`wit/0.4.0/`).
+//! `stephost:plugin@0.5.0` (`wit/0.5.0/`).
 //!
 //! Why it exists: before it, every plugin generated its own bindings, parsed its
 //! JSON input with its own copy of `args.rs`, hand-wrote a `match` over verb names
@@ -57,16 +57,18 @@
 //! - [`Failure`], [`FailureCode`], [`RecoveryStrategy`], [`RecoveryAction`]
 //!   (`failure.rs`) and [`Output`] (`output.rs`): the WIT types themselves, with
 //!   builder methods, so what a plugin returns is exactly what crosses to the host.
-//! - [`log()`], [`webdriver`], [`desktop`]: the host's imports. In the component
+//! - [`log()`], [`webdriver`], [`desktop`], [`rf_library`], [`python`]: the
+//!   host's imports. In the component
 //!   they call the host; in a native build (`cargo test`) they go to [`mock`]
 //!   instead, which records log lines and answers capability calls with a fake a
 //!   test installs, or an `unsupported`-style error.
 //!
 //! # One set of bindings for every world
 //!
-//! The contract has three plugin worlds: `plugin` (log + tool), `browser-plugin`
-//! (+ `webdriver`) and `desktop-plugin` (+ `screen`, `windows`, `input`). The SDK
-//! generates bindings **once**, for a world that includes all three, instead of one
+//! The contract has four plugin worlds: `plugin` (log + tool), `browser-plugin`
+//! (+ `webdriver`), `desktop-plugin` (+ `screen`, `windows`, `input`) and
+//! `rf-plugin` (+ `rf-library`, and `python` from 0.5.0 on). The SDK generates
+//! bindings **once**, for a world that includes all four, instead of one
 //! world per cargo feature: features are unified across a workspace build, so a
 //! `desktop` feature turned on by one plugin would be on for all of them anyway.
 //! This is sound because `wit-component` drops every import the plugin's code never
@@ -86,7 +88,7 @@
 
 #![warn(missing_docs)]
 
-/// The bindings `wit-bindgen` generates for `wit/0.4.0`, for a world that includes
+/// The bindings `wit-bindgen` generates for `wit/0.5.0`, for a world that includes
 /// every plugin world (see the crate docs for why one world). Plugins use the
 /// re-exports and wrappers of this crate instead.
 #[allow(missing_docs)]
@@ -96,13 +98,13 @@ pub mod bindings {
             package stephost:plugin-sdk;
 
             world sdk {
-                include stephost:plugin/plugin@0.4.0;
-                include stephost:plugin/browser-plugin@0.4.0;
-                include stephost:plugin/desktop-plugin@0.4.0;
-                include stephost:plugin/rf-plugin@0.4.0;
+                include stephost:plugin/plugin@0.5.0;
+                include stephost:plugin/browser-plugin@0.5.0;
+                include stephost:plugin/desktop-plugin@0.5.0;
+                include stephost:plugin/rf-plugin@0.5.0;
             }
         ",
-        path: "../../wit/0.4.0",
+        path: "../../wit/0.5.0",
         world: "sdk",
         generate_all,
         // The `tool` export is made in the plugin crate, by `export_plugin!`.
@@ -141,6 +143,7 @@ mod log;
 pub mod mock;
 mod output;
 mod plugin;
+pub mod python;
 pub mod rf_library;
 pub mod webdriver;
 
@@ -153,7 +156,7 @@ pub use plugin::{
 };
 
 /// Registers `$plugin` (a type implementing [`Plugin`]) as the component's
-/// `stephost:plugin/tool@0.4.0` export. Use it once, in the plugin crate's root.
+/// `stephost:plugin/tool@0.5.0` export. Use it once, in the plugin crate's root.
 ///
 /// It implements the generated `Guest` trait for `$plugin` by forwarding to
 /// [`describe`] and [`invoke`], then (in a wasm build) invokes `wit-bindgen`'s
@@ -184,7 +187,7 @@ macro_rules! export_plugin {
 
         // Only a wasm build is a component. Natively (tests, `cargo build`) there is
         // nothing to export to, and a native shared library could not export these
-        // symbol names (`stephost:plugin/tool@0.4.0#invoke`) anyway.
+        // symbol names (`stephost:plugin/tool@0.5.0#invoke`) anyway.
         #[cfg(target_arch = "wasm32")]
         $crate::bindings::__export_tool!($plugin with_types_in $crate::bindings);
 

@@ -1,13 +1,15 @@
 //! A stand-in host for native builds (`cargo test`), where there is no host.
 //!
 //! The generated import stubs abort the test binary when called natively, so the
-//! SDK's wrappers ([`crate::log()`], [`crate::webdriver`], [`crate::desktop`])
+//! SDK's wrappers ([`crate::log()`], [`crate::webdriver`], [`crate::desktop`],
+//! [`crate::rf_library`], [`crate::python`])
 //! come here instead on every non-wasm target:
 //! - log lines are kept in a per-thread buffer: read them with [`take_logs`];
 //! - capability calls go to the [`MockHost`] a test installed with [`install`];
 //!   every method it does not override (and every call when none is installed)
 //!   answers as a host without that capability would: no WebDriver session,
-//!   `unsupported` from the desktop.
+//!   `unsupported` from the desktop, `not-granted` from rf-library,
+//!   `unavailable` from python.
 //!
 //! Everything here is per thread, like the plugin state, so tests running in
 //! parallel do not see each other. This module does not exist in the component.
@@ -20,6 +22,7 @@ use crate::desktop::input::{Expectation, MouseButton};
 use crate::desktop::screen::{Capture, ImageFormat, Monitor};
 use crate::desktop::windows::{WindowInfo, WindowQuery};
 use crate::desktop::{DesktopError, Rect};
+use crate::python::{Evaluation, EvaluationError};
 use crate::rf_library::{LibraryError, LibraryServer};
 use crate::webdriver::{SessionError, SessionInfo};
 
@@ -49,6 +52,19 @@ pub trait MockHost {
         Err(LibraryError::NotGranted(format!(
             "variable file '{path}' cannot be loaded: {NO_HOST}"
         )))
+    }
+
+    /// `python.evaluate`.
+    fn evaluate(
+        &mut self,
+        expression: &str,
+        variables: &str,
+        namespace: &str,
+        modules: &str,
+    ) -> Result<Evaluation, EvaluationError> {
+        Err(EvaluationError::NoEvaluator(
+            "the native mock host has no Python evaluator".into(),
+        ))
     }
 
     /// `screen.list-monitors`.

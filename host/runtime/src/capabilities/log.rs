@@ -56,6 +56,7 @@ log_host!(v0_1);
 log_host!(v0_2);
 log_host!(v0_3);
 log_host!(v0_4);
+log_host!(v0_5);
 
 /// Cuts `text` to at most `max` bytes on a character boundary.
 pub(crate) fn truncate(mut text: String, max: usize) -> String {

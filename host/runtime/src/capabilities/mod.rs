@@ -13,6 +13,7 @@ pub(crate) mod folders;
 pub(crate) mod http;
 mod limiter;
 mod log;
+pub(crate) mod python;
 pub(crate) mod rf_library;
 mod stderr;
 pub(crate) mod webdriver;
@@ -71,6 +72,9 @@ pub enum Capability {
     /// the host. Linked for every plugin; each call is refused unless
     /// `rf_libraries` lists the library.
     RfLibrary,
+    /// `stephost:plugin/python` (0.5.0 on): expressions evaluated by CPython in
+    /// a sandbox of the instance's own. Always granted: it reaches nothing.
+    Python,
 }
 
 impl Capability {
@@ -92,6 +96,7 @@ impl Capability {
             _ if desktop::is_desktop_import(unversioned) => Some(Self::Desktop),
             _ if webdriver::is_webdriver_import(unversioned) => Some(Self::WebDriver),
             _ if rf_library::is_rf_library_import(unversioned) => Some(Self::RfLibrary),
+            _ if python::is_python_import(unversioned) => Some(Self::Python),
             _ if unversioned.starts_with("wasi:io/")
                 || unversioned.starts_with("wasi:clocks/")
                 || unversioned.starts_with("wasi:random/")
@@ -108,7 +113,7 @@ impl Capability {
     /// The grant key that allows it, `None` for what every plugin gets.
     pub fn grant_key(self) -> Option<&'static str> {
         match self {
-            Self::Wasi | Self::Log => None,
+            Self::Wasi | Self::Log | Self::Python => None,
             Self::Http => Some("http"),
             Self::Desktop => Some("desktop"),
             Self::WebDriver => Some("webdriver"),
@@ -228,7 +233,7 @@ impl Grant {
         match capability {
             // rf-library refuses by itself what the grant does not list, so a
             // plugin that can use it loads without it.
-            Capability::Wasi | Capability::Log | Capability::RfLibrary => true,
+            Capability::Wasi | Capability::Log | Capability::RfLibrary | Capability::Python => true,
             // The webdriver and rf_libraries grants link wasi:http too; their
             // plugin reaches its own session or servers, added at run time, and
             // nothing else.
@@ -262,11 +267,17 @@ pub struct Services {
     /// Addresses of the host itself (driver, browser debugger, MCP listener) that
     /// no HTTP grant opens.
     pub host_owned: http::HostOwned,
+    /// The Python evaluator: compiled once, an interpreter per instance.
+    pub(crate) python: std::sync::Arc<python::PythonService>,
 }
 
 impl Services {
     /// Services for a host with these desktop and browser settings.
-    pub fn new(desktop: &desktop::DesktopConfig, browser: webdriver::BrowserConfig) -> Self {
+    pub(crate) fn new(
+        desktop: &desktop::DesktopConfig,
+        browser: webdriver::BrowserConfig,
+        python: python::PythonService,
+    ) -> Self {
         let desktop = std::sync::Arc::new(desktop::Desktop::new(desktop));
         let host_owned = http::HostOwned::default();
         let webdriver = webdriver::WebDriverService::new(browser, host_owned.clone());
@@ -274,6 +285,7 @@ impl Services {
             desktop,
             webdriver,
             host_owned,
+            python: std::sync::Arc::new(python),
         }
     }
 }
@@ -309,6 +321,8 @@ pub(crate) struct HostState {
     pub(crate) webdriver: webdriver::InstanceSession,
     /// The RF library servers this instance started; stopped on drop.
     pub(crate) rf_libraries: rf_library::InstanceServers,
+    /// This instance's Python interpreter, once it evaluated something.
+    pub(crate) python: python::InstancePython,
 }
 
 impl HostState {
@@ -350,6 +364,7 @@ impl HostState {
             services,
             webdriver,
             rf_libraries: rf_library::InstanceServers::default(),
+            python: python::InstancePython::default(),
         }
     }
 }
@@ -395,6 +410,10 @@ fn base_linker(engine: &Engine, contract: ContractVersion) -> wasmtime::Result<L
             HostState,
             HasSelf<HostState>,
         >(&mut linker, |state| state)?,
+        ContractVersion::V0_5 => bindings::v0_5::stephost::plugin::log::add_to_linker::<
+            HostState,
+            HasSelf<HostState>,
+        >(&mut linker, |state| state)?,
         other => {
             return Err(wasmtime::Error::msg(format!(
                 "contract version {other} has no host interfaces in this build"
@@ -422,6 +441,7 @@ pub(crate) fn linker(
         webdriver::add_to_linker(&mut linker, contract)?;
     }
     rf_library::add_to_linker(&mut linker, contract)?;
+    python::add_to_linker(&mut linker, contract)?;
     Ok(linker)
 }
 
@@ -437,5 +457,6 @@ pub(crate) fn describe_linker(
     desktop::add_to_linker(&mut linker, contract)?;
     webdriver::add_to_linker(&mut linker, contract)?;
     rf_library::add_to_linker(&mut linker, contract)?;
+    python::add_to_linker(&mut linker, contract)?;
     Ok(linker)
 }

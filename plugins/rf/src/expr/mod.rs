@@ -17,6 +17,7 @@ mod builtins;
 mod eval;
 pub(crate) mod lexer;
 mod parser;
+pub mod python;
 
 use crate::error::{RfError, RfResult};
 use crate::value::{Value, str_repr};
@@ -98,13 +99,56 @@ pub fn rf_evaluate(expression: &str, vars: &dyn Vars) -> RfResult<Value> {
             str_repr(expression)
         )));
     }
-    evaluate(expression, vars, &[]).map_err(|e| {
-        RfError::data(format!(
+    full_evaluate(expression, vars, &[], "")
+        .map(|e| e.value)
+        .map_err(RfError::data)
+}
+
+/// RF's `evaluate_expression` for a condition (`Should Be True`, `Run Keyword
+/// If`): Python's `bool()` of the value.
+pub fn rf_truth(expression: &str, vars: &dyn Vars) -> RfResult<bool> {
+    if expression.is_empty() {
+        return rf_evaluate(expression, vars).map(|v| v.truthy());
+    }
+    full_evaluate(expression, vars, &[], "")
+        .map(|e| e.truthy)
+        .map_err(RfError::data)
+}
+
+/// This evaluator first, then CPython (see [`python`]) for what it raised on;
+/// `modules` (RF's `Evaluate` argument) goes to CPython at once. The error is
+/// RF's message, `Evaluating expression '...' failed: ...`.
+pub fn full_evaluate(
+    expression: &str,
+    vars: &dyn Vars,
+    namespace: &[(String, Value)],
+    modules: &str,
+) -> Result<python::Evaluated, String> {
+    let wrap = |e: EvalError| {
+        format!(
             "Evaluating expression {} failed: {}",
             str_repr(expression),
             e.message()
-        ))
-    })
+        )
+    };
+    if !modules.is_empty() {
+        return python::evaluate(expression, vars, namespace, modules).unwrap_or_else(|| {
+            Err(format!(
+                "Evaluating expression {} failed: importing modules needs the host's Python evaluator, which this host does not have.",
+                str_repr(expression)
+            ))
+        });
+    }
+    match evaluate(expression, vars, namespace) {
+        Ok(value) => Ok(python::Evaluated {
+            truthy: value.truthy(),
+            value,
+        }),
+        Err(e @ EvalError::Py(..)) => {
+            python::evaluate(expression, vars, namespace, "").unwrap_or_else(|| Err(wrap(e)))
+        }
+        Err(e) => Err(wrap(e)),
+    }
 }
 
 /// Python's `ast.literal_eval`: literals and containers of literals only. The error is

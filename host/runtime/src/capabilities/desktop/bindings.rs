@@ -38,3 +38,12 @@ pub(crate) mod v0_4 {
         imports: { default: async },
     });
 }
+
+/// Contract 0.5.0 (desktop unchanged).
+pub(crate) mod v0_5 {
+    wasmtime::component::bindgen!({
+        path: "../../wit/0.5.0",
+        world: "desktop-capabilities",
+        imports: { default: async },
+    });
+}

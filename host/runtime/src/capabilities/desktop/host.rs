@@ -62,3 +62,15 @@ mod v0_4 {
     include!("impls.rs");
     include!("accessibility_impls.rs");
 }
+
+/// Contract 0.5.0 (desktop unchanged).
+mod v0_5 {
+    use crate::capabilities::desktop::bindings::v0_5 as wit;
+    macro_rules! input_since_0_3 {
+        () => {
+            check_combo!();
+        };
+    }
+    include!("impls.rs");
+    include!("accessibility_impls.rs");
+}

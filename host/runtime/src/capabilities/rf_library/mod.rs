@@ -34,6 +34,15 @@ pub(crate) mod bindings {
             imports: { default: async },
         });
     }
+
+    /// Contract 0.5.0 (rf-library unchanged).
+    pub(crate) mod v0_5 {
+        wasmtime::component::bindgen!({
+            path: "../../wit/0.5.0",
+            world: "rf-library-capability",
+            imports: { default: async },
+        });
+    }
 }
 
 /// Most servers one instance may run at once. Each is a Python process, so a
@@ -179,6 +188,12 @@ pub(crate) fn add_to_linker(
                 |s| s,
             )
         }
+        stephost_contract::ContractVersion::V0_5 => {
+            bindings::v0_5::RfLibraryCapability::add_to_linker::<HostState, HasSelf<HostState>>(
+                linker,
+                |s| s,
+            )
+        }
         other => Err(wasmtime::Error::msg(format!(
             "contract version {other} has no host interfaces in this build"
         ))),
@@ -190,116 +205,20 @@ pub(crate) fn is_rf_library_import(name: &str) -> bool {
     name == "stephost:plugin/rf-library"
 }
 
+// The `rf-library` host interface: `impls.rs` is included once per contract
+// version with that version's bindings as `wit`, so a version adds a module
+// here, not a copy of the code.
+
+/// Contract 0.4.0.
 mod v0_4 {
-    use super::bindings::v0_4::stephost::plugin::rf_library::{Host, LibraryError, LibraryServer};
-    use super::*;
+    use super::bindings::v0_4 as wit;
+    include!("impls.rs");
+}
 
-    impl Host for HostState {
-        async fn start(
-            &mut self,
-            name: String,
-            args: Vec<String>,
-        ) -> Result<LibraryServer, LibraryError> {
-            let grant = &self.grant.rf_libraries;
-            if !grant.libraries.contains(&name) {
-                return Err(LibraryError::NotGranted(not_granted(
-                    &self.plugin,
-                    &name,
-                    grant,
-                )));
-            }
-            check_args(&format!("import arguments for library '{name}'"), &args)?;
-            let gate = &mut self.http_gate;
-            let servers = &mut self.rf_libraries.servers;
-            servers.retain_mut(|s| {
-                let alive = s.is_alive();
-                if !alive {
-                    tracing::warn!(
-                        library = s.name(),
-                        stderr = %s.stderr(),
-                        "an RF library server exited; a new one starts on next use"
-                    );
-                    gate.remove_scope(&s.addr().ip().to_string(), s.addr().port());
-                }
-                alive
-            });
-            if let Some(server) = servers.iter().find(|s| s.serves(&name, &args)) {
-                return Ok(record(server));
-            }
-            if servers.len() >= MAX_SERVERS_PER_INSTANCE {
-                return Err(LibraryError::Unavailable(format!(
-                    "this session already runs {MAX_SERVERS_PER_INSTANCE} library servers, the most one session may run"
-                )));
-            }
-            if self.rf_libraries.started >= MAX_STARTS_PER_INSTANCE {
-                return Err(LibraryError::Unavailable(format!(
-                    "this session has started {MAX_STARTS_PER_INSTANCE} library servers, the most one session may start; the ones that exited did so on their own (their stderr is in the host's log)"
-                )));
-            }
-            self.rf_libraries.started += 1;
-            let server = Server::start(grant, &name, &args, &self.services.host_owned).await?;
-            self.http_gate.add_scope(ScopedDestination {
-                host: server.addr().ip().to_string(),
-                port: server.addr().port(),
-                prefix: server.prefix(),
-                denied_segments: Vec::new(),
-                vendor: &[],
-                refused_routes: &[],
-                send_keys: None,
-            });
-            tracing::info!(plugin = &*self.plugin, library = %name, addr = %server.addr(), "RF library server started");
-            let info = record(&server);
-            servers.push(server);
-            Ok(info)
-        }
-
-        async fn granted(&mut self) -> Vec<String> {
-            self.grant.rf_libraries.libraries.clone()
-        }
-
-        async fn load_variables(
-            &mut self,
-            path: String,
-            args: Vec<String>,
-        ) -> Result<String, LibraryError> {
-            check_args(&format!("arguments for variable file '{path}'"), &args)?;
-            let file = variable_file(&self.plugin, &path, &self.grant)
-                .map_err(LibraryError::NotGranted)?;
-            let Some(file) = file else {
-                return Err(LibraryError::ImportFailed(format!(
-                    "Variable file '{path}' does not exist."
-                )));
-            };
-            Ok(server::load_variables(&self.grant.rf_libraries, &file, &args).await?)
-        }
-    }
-
-    impl From<server::StartError> for LibraryError {
-        fn from(error: server::StartError) -> Self {
-            match error {
-                server::StartError::Import(message) => Self::ImportFailed(message),
-                other => Self::Unavailable(other.to_string()),
-            }
-        }
-    }
-
-    /// Import arguments go into the child's environment: bounded in count and
-    /// bytes before anything starts. `what` names them in the refusal.
-    fn check_args(what: &str, args: &[String]) -> Result<(), LibraryError> {
-        if args.len() > MAX_ARGS || args.iter().map(String::len).sum::<usize>() > MAX_ARG_BYTES {
-            return Err(LibraryError::Unavailable(format!(
-                "too many {what} (at most {MAX_ARGS}, {MAX_ARG_BYTES} bytes together)"
-            )));
-        }
-        Ok(())
-    }
-
-    fn record(server: &Server) -> LibraryServer {
-        LibraryServer {
-            url: server.url(),
-            name: server.rf_name().to_owned(),
-        }
-    }
+/// Contract 0.5.0 (rf-library unchanged).
+mod v0_5 {
+    use super::bindings::v0_5 as wit;
+    include!("impls.rs");
 }
 
 /// Where variable file `path` may be read from: its canonical path when it is

@@ -29,3 +29,9 @@ mod v0_4 {
     use crate::capabilities::webdriver::bindings::v0_4 as wit;
     include!("impls.rs");
 }
+
+/// Contract 0.5.0.
+mod v0_5 {
+    use crate::capabilities::webdriver::bindings::v0_5 as wit;
+    include!("impls.rs");
+}

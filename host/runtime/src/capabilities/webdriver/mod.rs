@@ -128,6 +128,12 @@ pub(crate) fn add_to_linker(
                 |s| s,
             )
         }
+        stephost_contract::ContractVersion::V0_5 => {
+            bindings::v0_5::WebdriverCapability::add_to_linker::<HostState, HasSelf<HostState>>(
+                linker,
+                |s| s,
+            )
+        }
         other => Err(wasmtime::Error::msg(format!(
             "contract version {other} has no host interfaces in this build"
         ))),

@@ -6,7 +6,7 @@ use crate::args::Bound;
 use crate::engine::{Level, Session};
 use crate::error::{RfError, RfResult};
 use crate::regexp;
-use crate::value::{Value, str_repr};
+use crate::value::Value;
 use crate::variables::Arg;
 use crate::variables::search::whole_variable;
 use crate::{expr, timefmt};
@@ -127,12 +127,6 @@ pub(super) fn get_time(_s: &mut Session, b: &Bound) -> RfResult<Value> {
 
 pub(super) fn evaluate(s: &mut Session, b: &Bound) -> RfResult<Value> {
     let expression = b.get("expression");
-    if b.opt("modules").is_some() {
-        return Err(RfError::fail(format!(
-            "Evaluating expression {} failed: importing modules is not supported in the rf sandbox.",
-            expression.repr()
-        )));
-    }
     let Value::Str(text) = &expression else {
         return Err(RfError::fail(format!(
             "Evaluating expression {} failed: TypeError: Expression must be string, got {}.",
@@ -140,7 +134,11 @@ pub(super) fn evaluate(s: &mut Session, b: &Bound) -> RfResult<Value> {
             expression.type_name()
         )));
     };
-    let locals: Vec<(String, Value)> = match b.opt("namespace") {
+    let modules = match b.opt("modules") {
+        Some(Value::None) | None => String::new(),
+        Some(m) => m.to_str(),
+    };
+    let namespace: Vec<(String, Value)> = match b.opt("namespace") {
         Some(Value::Dict(d)) => d
             .borrow()
             .items
@@ -152,13 +150,9 @@ pub(super) fn evaluate(s: &mut Session, b: &Bound) -> RfResult<Value> {
     if text.is_empty() {
         return expr::rf_evaluate(text, &s.store);
     }
-    expr::evaluate(text, &s.store, &locals).map_err(|e| {
-        RfError::fail(format!(
-            "Evaluating expression {} failed: {}",
-            str_repr(text),
-            e.message()
-        ))
-    })
+    expr::full_evaluate(text, &s.store, &namespace, &modules)
+        .map(|e| e.value)
+        .map_err(RfError::fail)
 }
 
 pub(super) fn call_method(_s: &mut Session, b: &Bound) -> RfResult<Value> {
@@ -305,7 +299,7 @@ pub(super) fn import_variables(s: &mut Session, rest: &[Arg]) -> RfResult<Value>
             .iter()
             .filter_map(|pair| {
                 let name = pair.get(0)?.as_str()?.to_string();
-                Some((name, loaded_value(pair.get(1)?)))
+                Some((name, crate::pyjson::decode(pair.get(1)?)))
             })
             .collect(),
         _ => {
@@ -327,48 +321,6 @@ pub(super) fn import_variables(s: &mut Session, rest: &[Arg]) -> RfResult<Value>
         "Imported variable file '{path}'{with} ({count} variables)."
     ));
     Ok(Value::None)
-}
-
-/// A variable's value as the host's loader writes it (`rf-library.load-variables`):
-/// JSON where JSON holds it, a one-key object for the other types.
-fn loaded_value(json: &serde_json::Value) -> Value {
-    use serde_json::Value as Json;
-    let Json::Object(map) = json else {
-        return match json {
-            Json::Array(items) => Value::list(items.iter().map(loaded_value).collect()),
-            other => Value::from_json(other),
-        };
-    };
-    if let Some(Json::Array(items)) = map.get("dict") {
-        let dot = map.get("dot").and_then(Json::as_bool).unwrap_or(false);
-        let items = items
-            .iter()
-            .filter_map(|pair| Some((loaded_value(pair.get(0)?), loaded_value(pair.get(1)?))))
-            .collect();
-        return Value::dict(items, dot);
-    }
-    if let Some(Json::Array(items)) = map.get("tuple") {
-        return Value::Tuple(std::rc::Rc::new(items.iter().map(loaded_value).collect()));
-    }
-    let text = |key: &str| map.get(key).and_then(Json::as_str);
-    if let Some(latin1) = text("bytes") {
-        // Each char is one byte (the loader decoded the bytes as latin-1).
-        return Value::Bytes(latin1.chars().map(|c| c as u32 as u8).collect());
-    }
-    if let Some(f) = text("float") {
-        return Value::Float(match f {
-            "inf" => f64::INFINITY,
-            "-inf" => f64::NEG_INFINITY,
-            _ => f64::NAN,
-        });
-    }
-    // Integers past 64 bits, and types the sandbox has no value for: their text.
-    Value::Str(
-        text("int")
-            .or_else(|| text("text"))
-            .unwrap_or_default()
-            .to_string(),
-    )
 }
 
 /// `Import Resource`: the sandbox has no files to read resource files from. It is a

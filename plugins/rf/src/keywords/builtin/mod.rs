@@ -289,7 +289,7 @@ fn log_types(s: &mut Session, first: &Value, second: &Value) {
 /// RF's `_is_true`: strings are evaluated as Python expressions, other values by truth.
 pub(crate) fn is_true(s: &Session, condition: &Value) -> RfResult<bool> {
     match condition {
-        Value::Str(text) => Ok(expr::rf_evaluate(text, &s.store)?.truthy()),
+        Value::Str(text) => expr::rf_truth(text, &s.store),
         other => Ok(other.truthy()),
     }
 }

@@ -1,0 +1,189 @@
+"""The host's Python evaluator: Robot Framework's own `evaluate_expression`, run by
+CPython compiled to a WebAssembly component (componentize-py), one interpreter per
+plugin instance.
+
+The rf plugin evaluates what its own evaluator covers and asks this one for the
+rest (`math.ceil(1.001)`, `lambda`, type objects, `bytearray`), so an expression
+means what it means in Robot Framework: the same variables as objects (`$name`),
+the same automatic module imports, the same failure messages.
+
+Values cross as JSON text (the encoding in wit/0.5.0/python.wit). What the
+encoding has no form for comes back as `{"text": str(value)}`.
+
+componentize-py runs this module's top level once at build time and snapshots the
+interpreter, so everything imported here costs nothing per call or per instance.
+"""
+
+import datetime
+import importlib
+import json
+import sys
+import types
+
+# Imported here so componentize-py's build-time snapshot holds them: an expression
+# that names one (RF imports modules on demand) then finds it already loaded.
+# `robot` is there for `robot.__version__`.
+PRELOADED = (
+    "builtins", "collections", "decimal", "fractions", "functools", "itertools", "math",
+    "operator", "os", "random", "re", "string", "typing", "robot",
+)
+for _name in PRELOADED:
+    importlib.import_module(_name)
+
+from robot.errors import DataError
+from robot.utils import DotDict
+from robot.variables.evaluation import evaluate_expression
+
+import wit_world
+from componentize_py_types import Err
+
+# Nesting deeper than this is refused both ways: the host's JSON and the plugin's
+# values are bounded in depth too.
+MAX_DEPTH = 64
+INT64 = range(-(2**63), 2**63)
+# The integer digits CPython converts by default; past that `str(int)` raises.
+sys.set_int_max_str_digits(4300)
+
+
+class Unencodable(Exception):
+    pass
+
+
+def decode(value, depth=0):
+    if depth > MAX_DEPTH:
+        raise Unencodable("a value nests deeper than %d levels" % MAX_DEPTH)
+    if isinstance(value, list):
+        return [decode(v, depth + 1) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if "dict" in value:
+        items = [(decode(k, depth + 1), decode(v, depth + 1)) for k, v in value["dict"]]
+        return DotDict(items) if value.get("dot") else dict(items)
+    ((kind, body),) = value.items()
+    if kind == "tuple":
+        return tuple(decode(v, depth + 1) for v in body)
+    if kind == "bytes":
+        return body.encode("latin-1")
+    if kind == "bytearray":
+        return bytearray(body.encode("latin-1"))
+    if kind == "int":
+        return int(body)
+    if kind == "float":
+        return float(body)
+    if kind == "datetime":
+        return datetime.datetime(*body)
+    if kind == "date":
+        return datetime.date(*body)
+    if kind == "timedelta":
+        days, seconds, micros = body
+        return datetime.timedelta(days=days, seconds=seconds, microseconds=micros)
+    if kind == "text":
+        return body
+    raise Unencodable("unknown value form %r" % kind)
+
+
+def encode(value, depth=0):
+    if depth > MAX_DEPTH:
+        raise Unencodable("a value nests deeper than %d levels" % MAX_DEPTH)
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return value if value in INT64 else {"int": str(value)}
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            return {"float": repr(value)}
+        return value
+    if isinstance(value, bytes):
+        return {"bytes": value.decode("latin-1")}
+    if isinstance(value, bytearray):
+        return {"bytearray": bytes(value).decode("latin-1")}
+    if isinstance(value, list):
+        return [encode(v, depth + 1) for v in value]
+    if isinstance(value, tuple):
+        return {"tuple": [encode(v, depth + 1) for v in value]}
+    if isinstance(value, (dict, types.MappingProxyType)):
+        items = [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in value.items()]
+        return {"dict": items, "dot": isinstance(value, DotDict)}
+    if isinstance(value, datetime.datetime) and value.tzinfo is None:
+        return {
+            "datetime": [
+                value.year,
+                value.month,
+                value.day,
+                value.hour,
+                value.minute,
+                value.second,
+                value.microsecond,
+            ]
+        }
+    if isinstance(value, datetime.date) and not isinstance(value, datetime.datetime):
+        return {"date": [value.year, value.month, value.day]}
+    if isinstance(value, datetime.timedelta):
+        return {"timedelta": [value.days, value.seconds, value.microseconds]}
+    return {"text": str(value)}
+
+
+class Store:
+    """The part of RF's VariableStore that evaluation reads: `$name` lookups."""
+
+    def __init__(self, values):
+        self.values = values
+
+    def __contains__(self, name):
+        return name in self.values
+
+    def __getitem__(self, name):
+        return self.values[name]
+
+    def __iter__(self):
+        return iter(self.values)
+
+    def as_dict(self, decoration=True):
+        return dict(self.values)
+
+
+class Variables:
+    def __init__(self, store):
+        self.store = store
+
+
+MUTABLE = (list, dict, bytearray)
+
+
+class WitWorld(wit_world.WitWorld):
+    def evaluate(self, expression, variables, namespace, modules):
+        try:
+            pairs = json.loads(variables)
+            values = {name: decode(value) for name, value in pairs}
+            before = {name: json.dumps(value) for name, value in pairs}
+            extra = {name: decode(value) for name, value in json.loads(namespace)}
+        except (ValueError, TypeError, Unencodable) as error:
+            raise Err("the evaluator got values it cannot read: %s" % error)
+        try:
+            result = evaluate_expression(
+                expression, Variables(Store(values)), modules or None, extra
+            )
+        except DataError as error:
+            raise Err(str(error))
+        try:
+            truthy = bool(result)
+        except Exception as error:  # a __bool__ that raises, as RF would see it
+            raise Err(
+                "Evaluating expression %r failed: %s: %s"
+                % (expression, type(error).__name__, error)
+            )
+        try:
+            changed = []
+            for name, value in values.items():
+                if isinstance(value, MUTABLE):
+                    now = encode(value)
+                    if json.dumps(now) != before[name]:
+                        changed.append([name, now])
+            return json.dumps(
+                {"value": encode(result), "truthy": truthy, "changed": changed}
+            )
+        except (Unencodable, RecursionError, ValueError) as error:
+            raise Err(
+                "Evaluating expression %r failed: its value cannot be returned: %s"
+                % (expression, error)
+            )
