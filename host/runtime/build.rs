@@ -86,6 +86,9 @@ fn main() {
     let plugins_dir = env::var_os("STEPHOST_PLUGINS_WORKSPACE")
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("plugins"));
+    // The Python evaluator's tools are the repository's (scripts/deps.sh), whichever
+    // plugins workspace is built.
+    let evaluator_tools = root.join(".cache").join("evaluator");
     let root = plugins_dir.parent().map(Path::to_path_buf).unwrap_or(root);
     let out_dir = PathBuf::from(env_var("OUT_DIR"));
 
@@ -132,7 +135,7 @@ fn main() {
     generated.push_str("]\n");
     write(&out_dir.join("embedded_plugins.rs"), generated.as_bytes());
 
-    let evaluator = build_python_evaluator(&manifest_dir, &out_dir);
+    let evaluator = build_python_evaluator(&manifest_dir, &evaluator_tools, &out_dir);
     let generated = match evaluator {
         Some(path) => {
             let path = path.to_str().expect("OUT_DIR is valid UTF-8");
@@ -146,12 +149,12 @@ fn main() {
 /// Compiles `python/evaluator.py` with componentize-py into `OUT_DIR/python_evaluator.wasm`.
 ///
 /// componentize-py and the packages bundled beside the evaluator (Robot Framework)
-/// come from `scripts/deps.sh`, which installs them into `.cache/evaluator` at the
-/// repository root; `STEPHOST_COMPONENTIZE_PY` and `STEPHOST_EVALUATOR_SITE` point
+/// come from `scripts/deps.sh`, which installs them into `cache` (`.cache/evaluator`
+/// at the repository root); `STEPHOST_COMPONENTIZE_PY` and `STEPHOST_EVALUATOR_SITE` point
 /// elsewhere. `STEPHOST_NO_PYTHON_EVALUATOR=1` builds a host without the evaluator
 /// (`None`): the rf plugin then evaluates with its own evaluator only, and says so
 /// where that is not enough.
-fn build_python_evaluator(manifest_dir: &Path, out_dir: &Path) -> Option<PathBuf> {
+fn build_python_evaluator(manifest_dir: &Path, cache: &Path, out_dir: &Path) -> Option<PathBuf> {
     for key in [
         "STEPHOST_NO_PYTHON_EVALUATOR",
         "STEPHOST_COMPONENTIZE_PY",
@@ -170,12 +173,6 @@ fn build_python_evaluator(manifest_dir: &Path, out_dir: &Path) -> Option<PathBuf
     rerun_if_changed(&source.join("wit"));
     rerun_if_changed(&source.join("requirements.txt"));
     rerun_if_changed(&source.join("build-requirements.txt"));
-    let cache = manifest_dir
-        .ancestors()
-        .nth(2)
-        .expect("host/runtime sits two levels below the repository root")
-        .join(".cache")
-        .join("evaluator");
     // deps.sh rewrites the stamp whenever it reinstalls the tools.
     rerun_if_changed(&cache.join("stamp"));
     let componentize = env::var_os("STEPHOST_COMPONENTIZE_PY")
@@ -195,7 +192,7 @@ fn build_python_evaluator(manifest_dir: &Path, out_dir: &Path) -> Option<PathBuf
     let output = out_dir.join("python_evaluator.wasm");
     // This script also reruns for every plugin change; the evaluator only needs
     // componentize-py's ~10 s when its own inputs changed.
-    let fingerprint = evaluator_fingerprint(&source, &cache, &componentize, &site);
+    let fingerprint = evaluator_fingerprint(&source, cache, &componentize, &site);
     let fingerprint_file = out_dir.join("python_evaluator.fingerprint");
     if output.is_file() && fs::read_to_string(&fingerprint_file).ok() == Some(fingerprint.clone()) {
         return Some(output);

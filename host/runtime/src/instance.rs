@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use stephost_contract::{CallBudget, CallOutcome, Failure, Fault, RawDescription};
+use tokio_util::sync::CancellationToken;
 use wasmtime::{Store, Trap, UpdateDeadline};
 
 use crate::bindings::Plugin;
@@ -40,12 +41,7 @@ impl PluginInstance {
         store.limiter(|state| &mut state.limiter);
         store.epoch_deadline_callback(|ctx| {
             let state = ctx.data();
-            if state.cancel.is_cancelled() || Instant::now() >= state.deadline {
-                Ok(UpdateDeadline::Interrupt)
-            } else {
-                // Yield every tick so a busy guest never holds a worker thread.
-                Ok(UpdateDeadline::Yield(1))
-            }
+            Ok(on_epoch_tick(&state.cancel, state.deadline))
         });
         arm(&mut store, budget);
         let pre = plugin.pre().clone();
@@ -149,6 +145,17 @@ fn arm(store: &mut Store<HostState>, budget: &CallBudget) {
     // Fuel is only off when consumption is disabled, which the engine never does.
     let _ = store.set_fuel(budget.fuel);
     store.set_epoch_deadline(1);
+}
+
+/// What a store running a step's guest code does on an epoch tick: stop once the
+/// step is cancelled or past its deadline, otherwise yield, so a busy guest never
+/// holds a worker thread.
+pub(crate) fn on_epoch_tick(cancel: &CancellationToken, deadline: Instant) -> UpdateDeadline {
+    if cancel.is_cancelled() || Instant::now() >= deadline {
+        UpdateDeadline::Interrupt
+    } else {
+        UpdateDeadline::Yield(1)
+    }
 }
 
 /// Turns a wasmtime error from a call into a [`Fault`].

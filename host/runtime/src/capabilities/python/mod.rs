@@ -21,11 +21,12 @@ use std::time::Instant;
 use tokio::sync::OnceCell;
 use tokio_util::sync::CancellationToken;
 use wasmtime::component::{Component, HasSelf, InstancePre, Linker, ResourceTable, TypedFunc};
-use wasmtime::{Engine, Store, Trap, UpdateDeadline};
+use wasmtime::{Engine, Store, Trap};
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 use crate::capabilities::{HostState, MemoryLimiter, StderrTail};
 use crate::engine::{CompileCache, sha256_hex};
+use crate::instance::on_epoch_tick;
 
 /// Host-side bindings (world `python-capability`), from 0.5.0 on.
 pub(crate) mod bindings {
@@ -223,11 +224,7 @@ impl Interpreter {
         store.limiter(|state| &mut state.limiter);
         store.epoch_deadline_callback(|ctx| {
             let state = ctx.data();
-            if state.cancel.is_cancelled() || Instant::now() >= state.deadline {
-                Ok(UpdateDeadline::Interrupt)
-            } else {
-                Ok(UpdateDeadline::Yield(1))
-            }
+            Ok(on_epoch_tick(&state.cancel, state.deadline))
         });
         arm(&mut store);
         let instance = evaluator
