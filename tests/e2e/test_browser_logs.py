@@ -10,6 +10,7 @@ Firefox for the core flow (capture from when the plugin first looks, said so).
 
 import json
 import threading
+import time
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
@@ -66,6 +67,10 @@ def site(tmp_path_factory):
             pass
 
         def api(self, method):
+            if self.path == "/api/item?load=1":
+                # A backend's pace: the page's load event fires long before this
+                # answer, and `navigate` must still wait for it (Chromium counts it).
+                time.sleep(0.4)
             status = 200 if self.path.startswith("/api/item") else 404
             body = json.dumps({"id": 7} if status == 200 else {"error": "no such thing"}).encode()
             seen.append(f"{method} {self.path} {status}")

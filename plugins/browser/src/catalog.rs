@@ -40,8 +40,8 @@ pub(crate) fn verbs() -> Vec<Verb<Browser>> {
         verb(
             "navigate",
             |b, a| downloads::around(b, a, |b, a| value(tabs::navigate(b, a))),
-            "Load a URL (or \"back\", \"forward\", \"reload\") in a tab and wait for it. Returns \
-             title, final url and HTTP status (null when unknown); an unreachable host fails with a \
+            "Load a URL (or \"back\", \"forward\", \"reload\") in a tab and wait for it and for \
+             the requests its scripts start while loading (at most 2 s). Returns title, final url and HTTP status (null when unknown); an unreachable host fails with a \
              plain reason. Earlier refs and coordinates go stale.",
             true,
             object(

@@ -54,6 +54,14 @@ pub(crate) struct Early {
     unavailable: bool,
 }
 
+impl Early {
+    /// Whether `tab`'s documents run the hook before their own scripts, so
+    /// the hook's request count covers everything the page started.
+    pub(crate) fn hooked_from_start(&self, tab: u32) -> bool {
+        self.registered.contains(&tab)
+    }
+}
+
 /// The hook's text: the template literal between the markers in `page.js`,
 /// which holds no escapes or substitutions, so its source is its value.
 fn hook() -> Option<&'static str> {

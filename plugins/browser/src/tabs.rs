@@ -176,6 +176,7 @@ fn go(browser: &mut Browser, tab: u32, url: &str) -> Result<Loaded> {
     if let Some(plain) = net_failure(&report, asked.as_deref()) {
         return Err(plain);
     }
+    requests_of_the_load(browser, tab);
     let (title, url) = page_info(browser, tab, "reading the loaded page")?;
     Ok(Loaded {
         title,
@@ -183,6 +184,42 @@ fn go(browser: &mut Browser, tab: u32, url: &str) -> Result<Loaded> {
         status: report.get("status").and_then(Value::as_u64),
     })
 }
+
+/// Waits, briefly, for the requests the page's own scripts started while it
+/// loaded (a shop's `fetch` of its cart at load, say): the load event does
+/// not wait for them, and what they bring, or their failure in
+/// `read_network_requests`, is what the agent reads next. Where the hook ran
+/// from the document's start (Chromium) its count of running requests is
+/// exact; elsewhere (Firefox) requests started before the page library came
+/// are invisible until they end, so the wait lasts until nothing has ended
+/// for `LOAD_QUIET_MS`. A page that keeps a request open (a long poll) costs
+/// at most `LOAD_REQUESTS_MAX_MS`. Errors end the wait quietly.
+fn requests_of_the_load(browser: &mut Browser, tab: u32) {
+    const IDLE_JS: &str = "const done = arguments[arguments.length - 1]; \
+        const [early, maxMs, quietMs] = arguments; \
+        const raw = window.wrappedJSObject || window; const t0 = performance.now(); \
+        const ended = () => { let t = 0; const nav = performance.getEntriesByType('navigation')[0]; \
+          if (nav) t = Math.max(nav.responseEnd, nav.loadEventEnd); \
+          for (const e of performance.getEntriesByType('resource')) t = Math.max(t, e.responseEnd); return t; }; \
+        const busy = () => { const n = raw.__stephostNet; if (n && Number(n.inflight) > 0) return true; \
+          return !early && performance.now() - ended() < quietMs; }; \
+        (async () => { while (busy() && performance.now() - t0 < maxMs) \
+          await new Promise((r) => setTimeout(r, 10)); done(null); })();";
+    let early = browser.logs.hooked_from_start(tab);
+    let doing = Doing {
+        tab: Some(tab),
+        what: "waiting for the requests the page started",
+        acts: false,
+    };
+    let body = json!({ "script": IDLE_JS, "args": [early, LOAD_REQUESTS_MAX_MS, LOAD_QUIET_MS] });
+    let _ = browser.cmd(&doing, "POST", "/execute/async", Some(body));
+}
+
+/// The longest wait for a loaded page's own requests, in ms.
+const LOAD_REQUESTS_MAX_MS: u64 = 2_000;
+/// Where running requests cannot be counted: how long nothing must have
+/// ended, in ms.
+const LOAD_QUIET_MS: u64 = 150;
 
 /// A network failure the page's load report names, said plainly for the URL
 /// asked for (or the one the page says it requested).
