@@ -88,7 +88,7 @@ class Desktop:
         runs openbox has failed to open a display whose Xvfb had just answered `xprop`
         (the display number was not ours alone, or the server went away); each attempt
         checks that its own Xvfb and openbox are alive and takes the next number if not."""
-        self.display = free_display(91, 140)
+        self.display = free_display(getattr(self, "next_display", 91), 140)
         xvfb = self.spawn("Xvfb", self.display, "-screen", "0", "1280x800x24", "-nolisten", "tcp")
         n = self.display[1:]
         wait_for(lambda: Path(f"/tmp/.X11-unix/X{n}").exists() or xvfb.poll() is not None, what="Xvfb")
@@ -109,7 +109,23 @@ class Desktop:
                 status = "running" if wm.poll() is None else f"exited with {wm.returncode}"
                 xstatus = "running" if xvfb.poll() is None else f"exited with {xvfb.returncode}"
                 raise AssertionError(f"{e} on {self.display} (openbox {status}, Xvfb {xstatus}): "
-                                     f"{log.read_text()[-2000:]}") from None
+                                     f"{log.read_text()[-2000:]}{self.why_openbox_failed()}") from None
+
+    def why_openbox_failed(self):
+        """What a second openbox, traced, did to reach the display: the calls that
+        failed and the environment, for a failure seen only in full CI runs."""
+        if shutil.which("strace") is None:
+            return ""
+        trace = self.dir / "openbox.strace"
+        try:
+            subprocess.run(["strace", "-f", "-o", str(trace), "-e", "trace=%network,%file", "openbox"],
+                           env=self.env(), capture_output=True, timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+        lines = trace.read_text(errors="replace").splitlines() if trace.exists() else []
+        failed = [l for l in lines if "= -1" in l and "ENOENT" not in l][-25:]
+        seen = {k: v for k, v in self.env().items() if k.startswith(("DISPLAY", "XAUTH", "XDG", "DBUS", "SESSION", "ICE"))}
+        return f"\n-- traced openbox: failed calls {failed}\n-- env {seen}"
 
     def stop_procs(self):
         stop_processes(self.procs)
@@ -124,6 +140,9 @@ class Desktop:
             except AssertionError as e:
                 failures.append(str(e))
                 self.stop_procs()
+                # The next attempt takes the next number: a number whose X server was
+                # just stopped has failed openbox again in full CI runs.
+                self.next_display = int(self.display[1:]) + 1
                 time.sleep(0.5)
         else:
             raise AssertionError("the X server did not come up in 3 attempts: " + " | ".join(failures))
