@@ -74,6 +74,58 @@ async def test_in_place_changes_to_variables_are_seen_by_later_steps():
         assert out["steps"][5]["return_value"] == [1, 2]
 
 
+async def test_objects_made_by_an_expression_stay_python_objects_in_later_steps():
+    """A class defined in one step, its object used by later keywords and
+    expressions: its methods, its identity, its in-place changes, and keywords
+    that take a mapping or a list, as in Python (values computed here below)."""
+    counter = (
+        "type('Counter', (), {'n': 0, 'bump': lambda s: setattr(s, 'n', s.n + 1) or s.n,"
+        " '__repr__': lambda s: f'Counter({s.n})'})()"
+    )
+    frozen = (
+        "type('Frozen', (collections.abc.Mapping,), {'__getitem__': lambda s, k: {'x': 1, 'y': 2}[k],"
+        " '__iter__': lambda s: iter(['x', 'y']), '__len__': lambda s: 2})()"
+    )
+    async with stdio_session() as s:
+        out = await rf_batch(s, [
+            kw("Evaluate", counter, assign="c"),                       # 0
+            kw("Evaluate", "$c.bump() + $c.bump()"),                   # 1: 1 + 2
+            kw("Set Variable", "${c}", assign="alias"),                # 2
+            kw("Should Be True", "$alias is $c and $c.n == 2"),        # 3
+            kw("Evaluate", "repr($c)"),                                # 4
+            kw("Set Variable", "${{" + frozen + "}}", assign="m"),     # 5
+            kw("Convert To Dictionary", "${m}", assign="d"),           # 6
+            kw("Should Be Equal", "${d}", "{'x': 1, 'y': 2}", "type=dict"),
+            kw("Set To Dictionary", "${m}", "z", "${3}", assign="bigger"),  # 8
+            kw("Should Be Equal", "${m}", "{'x': 1, 'y': 2}", "type=Mapping"),
+            kw("Dictionary Should Contain Key", "${m}", "y"),          # 10
+            kw("Get Length", "${m}"),                                  # 11
+            kw("Evaluate", "decimal.Decimal('0.5')", assign="half"),   # 12
+            kw("Should Be True", "$half == 0.5 and $half * 2 == 1"),
+            kw("Evaluate", "frozenset({3, 1, 2})", assign="fs"),       # 14
+            kw("Should Contain", "${fs}", "${2}"),
+            kw("Evaluate", "sorted($fs)"),                             # 16
+            kw("Should Be Equal", "${42}", "42", "type=${{int}}"),
+        ], "py-objects")
+        assert out["status"] == "PASS", out
+        got = values(out)
+        assert got[1] == 3
+        assert got[4] == "Counter(2)"
+        assert got[6] == {"x": 1, "y": 2}
+        assert got[8] == {"x": 1, "y": 2, "z": 3}, "a new dict; the mapping itself is unchanged"
+        assert got[11] == 2
+        assert got[16] == [1, 2, 3]
+        assert got[0] == "Counter(0)", "an object is reported as its str()"
+
+        # A later batch of the session finds the same object; another session has none.
+        later = await rf_batch(s, [kw("Evaluate", "$c.bump()")], "py-objects")
+        assert later["status"] == "PASS", later
+        assert later["steps"][0]["return_value"] == 3
+        other = await rf_batch(s, [kw("Evaluate", "$c.n")], "py-objects-2")
+        assert other["status"] == "FAIL", other
+        assert "Variable '$c' not found" in step_error(other["steps"][0]), other
+
+
 async def test_python_errors_carry_python_messages_and_name_the_step():
     async with stdio_session() as s:
         out = await rf_batch(s, [
@@ -141,9 +193,14 @@ async def test_a_runaway_expression_times_out_its_step_and_the_session_goes_on()
         assert out["status"] == "TIMEOUT", out
         assert out["steps"][0]["status"] == "PASS" and out["steps"][0]["return_value"] == "before"
         assert out["failure"]["step_index"] == 1
-        # A timeout stops the rf instance mid-call, so the session's next call gets a
-        # fresh one (its variables start again); what matters is that it runs.
-        again = await rf_batch(s, [kw("Evaluate", "math.factorial(5)")], "py-runaway")
+        assert "time ran out" in step_error(out["steps"][1]), out["steps"][1]
+        # The interpreter stops a little before the step does, so the rf instance
+        # answers in time and keeps the session's variables; Python starts again.
+        assert not any("dropped" in n for n in out.get("notes", [])), out
+        again = await rf_batch(s, [
+            kw("Evaluate", "math.factorial(5)"),
+            kw("Should Be Equal", "${kept}", "before"),
+        ], "py-runaway")
         assert again["status"] == "PASS", again
         assert again["steps"][0]["return_value"] == 120
 

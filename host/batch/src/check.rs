@@ -179,6 +179,7 @@ mod tests {
                 logs_dropped: 0,
                 denied: Vec::new(),
                 instance_dropped: false,
+                time_ran_out: false,
             })
         }
 

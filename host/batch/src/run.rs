@@ -779,6 +779,14 @@ async fn attempt_once<E: Executor>(
     }
     match outcome.result {
         Ok(Ok(output)) => Ok(output),
+        Ok(Err(failure)) if outcome.time_ran_out => {
+            // A host capability stopped for the step's deadline and the plugin
+            // failed on it: that is the step's timeout, with the plugin's words.
+            let mut failed = failure_error(failure);
+            failed.status = StepStatus::TimedOut;
+            failed.error.code = FailureCode::Timeout;
+            Err(failed)
+        }
         Ok(Err(failure)) => Err(failure_error(failure)),
         Err(fault) => {
             if outcome.instance_dropped {

@@ -168,6 +168,10 @@ pub struct CallOutcome {
     pub denied: Vec<Denial>,
     /// Whether the fault dropped the session's instance (its state is gone).
     pub instance_dropped: bool,
+    /// Whether a host capability cut its work short because the call's time was
+    /// running out, so the plugin could still answer (and its instance live on):
+    /// a failure then is the step's timeout.
+    pub time_ran_out: bool,
 }
 
 impl CallOutcome {
@@ -179,6 +183,7 @@ impl CallOutcome {
             logs_dropped: 0,
             denied: Vec::new(),
             instance_dropped: false,
+            time_ran_out: false,
         }
     }
 }

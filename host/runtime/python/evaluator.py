@@ -8,15 +8,21 @@ means what it means in Robot Framework: the same variables as objects (`$name`),
 the same automatic module imports, the same failure messages.
 
 Values cross as JSON text (the encoding in wit/0.5.0/python.wit). What the
-encoding has no form for comes back as `{"text": str(value)}`.
+encoding has no form for (an object of a class an expression made, a `Decimal`)
+stays here, in this interpreter's object table, and crosses as its handle with the
+views of it the plugin's keywords read (`str`, `repr`, `bool`, `len`, the items of
+a small collection); an expression that names it later gets the object back.
 
 componentize-py runs this module's top level once at build time and snapshots the
 interpreter, so everything imported here costs nothing per call or per instance.
 """
 
+import collections.abc
 import datetime
 import importlib
 import json
+import numbers
+import os
 import sys
 import types
 
@@ -31,7 +37,7 @@ for _name in PRELOADED:
     importlib.import_module(_name)
 
 from robot.errors import DataError
-from robot.utils import DotDict
+from robot.utils import DotDict, type_name
 from robot.variables.evaluation import evaluate_expression
 
 import wit_world
@@ -45,8 +51,105 @@ INT64 = range(-(2**63), 2**63)
 sys.set_int_max_str_digits(4300)
 
 
+# Objects without a form of their own, by handle, oldest first. The table is
+# bounded so a loop that makes objects cannot fill the interpreter's memory; an
+# object pushed out is reported as gone when an expression names it.
+MAX_OBJECTS = 4096
+MAX_VIEW_ITEMS = 10_000
+OBJECTS = {}
+HANDLES = {}  # id(object) -> handle, for the objects in OBJECTS
+# Handles name this interpreter: a restarted one (after a trap) has a new prefix,
+# so a stale handle is reported as gone instead of naming another object. It is
+# drawn on first use, not at import, which componentize-py runs at build time.
+PREFIX = None
+COUNTER = 0
+
+
 class Unencodable(Exception):
     pass
+
+
+def hold(value):
+    """The handle of `value`, entering it in the table if it is new."""
+    global PREFIX, COUNTER
+    handle = HANDLES.get(id(value))
+    if handle is not None:
+        return handle
+    if PREFIX is None:
+        PREFIX = os.urandom(8).hex()
+    COUNTER += 1
+    handle = "%s-%d" % (PREFIX, COUNTER)
+    OBJECTS[handle] = value
+    HANDLES[id(value)] = handle
+    while len(OBJECTS) > MAX_OBJECTS:
+        oldest = next(iter(OBJECTS))
+        del HANDLES[id(OBJECTS.pop(oldest))]
+    return handle
+
+
+def held(handle):
+    try:
+        return OBJECTS[handle]
+    except (KeyError, TypeError):
+        raise Unencodable(
+            "an object made by an earlier expression is no longer held by the evaluator "
+            "(it keeps the latest %d, and none across a restart)" % MAX_OBJECTS
+        )
+
+
+def safe(view, value, default):
+    """`view(value)`, or `default` when the object's own method raises."""
+    try:
+        return view(value)
+    except Exception:
+        return default
+
+
+def exact_number(value):
+    """The int or float a number of another type equals exactly, else None."""
+    if not isinstance(value, numbers.Number):
+        return None
+    plain = complex(value)
+    if plain.imag:
+        return None
+    real = plain.real
+    if real != real or real in (float("inf"), float("-inf")):
+        return None
+    plain = int(real) if real.is_integer() else real
+    if plain != value or (isinstance(plain, int) and plain not in INT64):
+        return None
+    return plain
+
+
+def object_form(value, depth):
+    cls = type(value)
+    form = {
+        "handle": hold(value),
+        "class": cls.__name__,
+        "module": getattr(cls, "__module__", "builtins") or "builtins",
+        "type_name": safe(type_name, value, cls.__name__),
+        "hashable": safe(lambda v: hash(v) is not None, value, False),
+        "value_eq": cls.__eq__ is not object.__eq__,
+        "number": safe(exact_number, value, None),
+        "str": safe(str, value, "<unprintable %s object>" % cls.__name__),
+        "repr": safe(repr, value, "<unprintable %s object>" % cls.__name__),
+        "truthy": safe(bool, value, True),
+        "len": safe(len, value, None),
+    }
+    # Items are sent for collections small enough to copy (a `range(10**9)` is a
+    # Sequence too); iterators are not read, as that would consume them.
+    small = isinstance(form["len"], int) and form["len"] <= MAX_VIEW_ITEMS
+    if small and isinstance(value, collections.abc.Mapping):
+        form["mapping"] = safe(
+            lambda v: [[encode(k, depth + 2), encode(v[k], depth + 2)] for k in v],
+            value,
+            None,
+        )
+    elif small and isinstance(value, collections.abc.Collection):
+        form["items"] = safe(
+            lambda v: [encode(item, depth + 2) for item in v], value, None
+        )
+    return {"object": {k: v for k, v in form.items() if v is not None}}
 
 
 def decode(value, depth=0):
@@ -79,6 +182,8 @@ def decode(value, depth=0):
         return datetime.timedelta(days=days, seconds=seconds, microseconds=micros)
     if kind == "text":
         return body
+    if kind == "object":
+        return held(body.get("handle"))
     raise Unencodable("unknown value form %r" % kind)
 
 
@@ -120,7 +225,11 @@ def encode(value, depth=0):
         return {"date": [value.year, value.month, value.day]}
     if isinstance(value, datetime.timedelta):
         return {"timedelta": [value.days, value.seconds, value.microseconds]}
-    return {"text": str(value)}
+    if isinstance(value, (types.ModuleType, types.FunctionType, types.BuiltinFunctionType)):
+        # Nothing a keyword reads in these but their text, and holding every
+        # module or function an expression names would fill the table.
+        return {"text": str(value)}
+    return object_form(value, depth)
 
 
 class Store:
@@ -150,12 +259,27 @@ class Variables:
 MUTABLE = (list, dict, bytearray)
 
 
+def changeable(value):
+    """Whether an expression can change `value` in place, as far as the plugin sees."""
+    return isinstance(value, MUTABLE) or id(value) in HANDLES
+
+
 class WitWorld(wit_world.WitWorld):
     def evaluate(self, expression, variables, namespace, modules):
         try:
             pairs = json.loads(variables)
             values = {name: decode(value) for name, value in pairs}
-            before = {name: json.dumps(value) for name, value in pairs}
+            # An object's views are compared, not its handle.
+            before = {
+                name: json.dumps(encode(values[name]))
+                for name, _ in pairs
+                if id(values[name]) in HANDLES
+            }
+            before.update(
+                (name, json.dumps(value))
+                for name, value in pairs
+                if isinstance(values[name], MUTABLE)
+            )
             extra = {name: decode(value) for name, value in json.loads(namespace)}
         except (ValueError, TypeError, Unencodable) as error:
             raise Err("the evaluator got values it cannot read: %s" % error)
@@ -175,7 +299,7 @@ class WitWorld(wit_world.WitWorld):
         try:
             changed = []
             for name, value in values.items():
-                if isinstance(value, MUTABLE):
+                if name in before and changeable(value):
                     now = encode(value)
                     if json.dumps(now) != before[name]:
                         changed.append([name, now])

@@ -20,7 +20,7 @@ pub struct EmbeddedPlugin {
 pub static EMBEDDED: &[EmbeddedPlugin] = include!(concat!(env!("OUT_DIR"), "/embedded_plugins.rs"));
 
 /// The Python evaluator component (`host/runtime/python`): CPython with Robot
-/// Framework, built by componentize-py. `None` in a host built with
-/// `STEPHOST_NO_PYTHON_EVALUATOR=1`.
-pub(crate) const PYTHON_EVALUATOR: Option<&[u8]> =
+/// Framework, built by componentize-py, and its SHA-256 (hex). `None` in a host
+/// built with `STEPHOST_NO_PYTHON_EVALUATOR=1`.
+pub(crate) const PYTHON_EVALUATOR: Option<(&[u8], &str)> =
     include!(concat!(env!("OUT_DIR"), "/embedded_evaluator.rs"));

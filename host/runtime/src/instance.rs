@@ -84,6 +84,7 @@ impl PluginInstance {
             logs_dropped: std::mem::take(&mut state.logs_dropped),
             denied: std::mem::take(&mut state.http_gate.denied),
             instance_dropped: false,
+            time_ran_out: state.time_ran_out,
         }
     }
 
@@ -141,6 +142,7 @@ fn arm(store: &mut Store<HostState>, budget: &CallBudget) {
     let state = store.data_mut();
     state.deadline = budget.deadline;
     state.cancel = budget.cancel.clone();
+    state.time_ran_out = false;
     state.limiter.denied = None;
     // Fuel is only off when consumption is disabled, which the engine never does.
     let _ = store.set_fuel(budget.fuel);

@@ -236,9 +236,14 @@ impl Ty {
                 }
                 Value::Tuple(t) => Ok(Value::list(t.as_ref().clone())),
                 Value::List(_) => Ok(v.clone()),
+                // A collection of CPython's: its items, as RF's conversion to list.
+                Value::Object(o) => o.as_list().ok_or(None),
                 _ => Err(None),
             },
             Ty::Map => match v {
+                // A `Mapping` of CPython's (a class an expression made): its items in a
+                // dict of their own, so the keyword's changes do not reach the object.
+                Value::Object(o) => o.as_dict().ok_or(None),
                 Value::Str(s) => {
                     let parsed = literal_eval(s).map_err(Some)?;
                     match parsed {

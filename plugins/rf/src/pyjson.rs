@@ -7,12 +7,13 @@
 //! the full list is in `wit/0.5.0/python.wit`). What the sandbox has no value for
 //! (integers past 64 bits, a `complex`, a `set`) comes back as its text.
 
+use std::cell::RefCell;
 use std::rc::Rc;
 
 use serde_json::{Map, Number, Value as Json};
 
 use crate::timefmt::dates::{Date, DateTime, TimeDelta};
-use crate::value::Value;
+use crate::value::{ObjectView, PyObject, Value};
 
 /// Deepest nesting encoded: deeper (or a list that contains itself) is refused,
 /// as the evaluator refuses it.
@@ -127,6 +128,8 @@ fn encode_at(value: &Value, depth: usize) -> Result<Json, TooDeep> {
                 ]),
             )
         }
+        // The evaluator finds the object itself by its handle.
+        Value::Object(o) => one("object", one("handle", Json::String(o.handle.clone()))),
     })
 }
 
@@ -181,6 +184,9 @@ fn decode_at(json: &Json, depth: usize) -> Value {
             items.iter().map(|v| decode_at(v, depth + 1)).collect(),
         ));
     }
+    if let Some(Json::Object(object)) = map.get("object") {
+        return decode_object(object, depth);
+    }
     let text = |key: &str| map.get(key).and_then(Json::as_str);
     if let Some(latin1) = text("bytes").or_else(|| text("bytearray")) {
         // Each char is one byte (the bytes were decoded as latin-1).
@@ -228,12 +234,145 @@ fn decode_at(json: &Json, depth: usize) -> Value {
     )
 }
 
+/// `{"object": {"handle", "class", "module", "type_name", "hashable", "value_eq",
+/// "number", "str", "repr", "truthy", "len", "mapping", "items"}}`: an object the evaluator
+/// holds, with the views of it that keywords here read.
+fn decode_object(object: &Map<String, Json>, depth: usize) -> Value {
+    let text = |key: &str| field_text(object, key);
+    let flag = |key: &str| object.get(key).and_then(Json::as_bool).unwrap_or(false);
+    Value::Object(Rc::new(PyObject {
+        handle: text("handle"),
+        class: text("class"),
+        module: text("module"),
+        type_name: text("type_name"),
+        hashable: flag("hashable"),
+        value_eq: flag("value_eq"),
+        number: object.get("number").and_then(|n| {
+            n.as_i64()
+                .map(crate::value::Num::Int)
+                .or_else(|| n.as_f64().map(crate::value::Num::Float))
+        }),
+        view: RefCell::new(decode_view(object, depth)),
+    }))
+}
+
+fn field_text(object: &Map<String, Json>, key: &str) -> String {
+    object
+        .get(key)
+        .and_then(Json::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The changeable part of an object's form.
+fn decode_view(object: &Map<String, Json>, depth: usize) -> ObjectView {
+    let text = |key: &str| field_text(object, key);
+    ObjectView {
+        text: text("str"),
+        repr: text("repr"),
+        truthy: object.get("truthy").and_then(Json::as_bool).unwrap_or(true),
+        len: object
+            .get("len")
+            .and_then(Json::as_u64)
+            .and_then(|n| usize::try_from(n).ok()),
+        mapping: object.get("mapping").and_then(Json::as_array).map(|pairs| {
+            pairs
+                .iter()
+                .filter_map(|pair| {
+                    Some((
+                        decode_at(pair.get(0)?, depth + 2),
+                        decode_at(pair.get(1)?, depth + 2),
+                    ))
+                })
+                .collect()
+        }),
+        items: object
+            .get("items")
+            .and_then(Json::as_array)
+            .map(|items| items.iter().map(|v| decode_at(v, depth + 2)).collect()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::value::py_eq;
 
     fn round_trip(value: &Value) -> String {
         decode(&encode(value).expect("encodes")).repr()
+    }
+
+    fn object(form: serde_json::Value) -> Value {
+        decode(&serde_json::json!({ "object": form }))
+    }
+
+    #[test]
+    fn objects_keep_their_handle_and_views() {
+        let m = object(serde_json::json!({
+            "handle": "ab-1", "class": "Frozen", "module": "abc", "type_name": "Frozen",
+            "hashable": false, "value_eq": true, "str": "<Frozen>", "repr": "<Frozen>",
+            "truthy": true, "len": 2, "mapping": [["x", 1], ["y", {"tuple": [2]}]],
+        }));
+        assert_eq!(m.to_str(), "<Frozen>");
+        assert_eq!(m.py_type(), "Frozen");
+        assert_eq!(m.class_repr(), "<class 'abc.Frozen'>");
+        assert_eq!(m.len(), Some(2));
+        assert!(!m.hashable());
+        let plain = crate::expr::literal_eval("{'y': (2,), 'x': 1}").expect("a dict");
+        assert!(py_eq(&m, &plain), "a Mapping equals a dict of its items");
+        assert_eq!(
+            encode(&m).expect("encodes"),
+            serde_json::json!({"object": {"handle": "ab-1"}}),
+            "only the handle goes back: the evaluator holds the object"
+        );
+        let Value::Object(o) = &m else {
+            panic!("an object")
+        };
+        assert_eq!(
+            o.as_dict().map(|d| d.repr()).as_deref(),
+            Some("{'x': 1, 'y': (2,)}")
+        );
+    }
+
+    #[test]
+    fn object_equality_follows_the_views() {
+        let number = |handle: &str, repr: &str, n: serde_json::Value| {
+            object(serde_json::json!({
+                "handle": handle, "class": "Decimal", "module": "decimal", "value_eq": true,
+                "repr": repr, "number": n,
+            }))
+        };
+        let half = number("h-1", "Decimal('0.5')", serde_json::json!(0.5));
+        assert!(py_eq(&half, &Value::Float(0.5)));
+        assert!(py_eq(
+            &number("h-2", "Decimal('2')", serde_json::json!(2)),
+            &Value::Int(2)
+        ));
+        assert!(!py_eq(&half, &Value::Float(0.25)));
+        let set = |handle: &str, items: serde_json::Value| {
+            object(serde_json::json!({
+                "handle": handle, "class": "set", "module": "builtins", "value_eq": true,
+                "repr": handle, "items": items,
+            }))
+        };
+        assert!(py_eq(
+            &set("s-1", serde_json::json!([1, 2])),
+            &set("s-2", serde_json::json!([2, 1]))
+        ));
+        assert!(!py_eq(
+            &set("s-1", serde_json::json!([1, 2])),
+            &set("s-3", serde_json::json!([1, 3]))
+        ));
+        let plain = |handle: &str| {
+            object(
+                serde_json::json!({"handle": handle, "class": "C", "module": "m", "repr": "<C>"}),
+            )
+        };
+        assert!(py_eq(&plain("p-1"), &plain("p-1")), "an object is itself");
+        assert!(
+            !py_eq(&plain("p-1"), &plain("p-2")),
+            "identity, when the class has no =="
+        );
     }
 
     #[test]

@@ -50,6 +50,66 @@ pub enum Value {
     Date(Date),
     /// A `datetime.timedelta`.
     TimeDelta(TimeDelta),
+    /// An object of a type this plugin has no model of (a class an expression made,
+    /// a `Decimal`), held by the CPython evaluator and named here by its handle.
+    Object(Rc<PyObject>),
+}
+
+/// An object CPython holds for this plugin instance. Keywords here see it through
+/// the views the evaluator sent with it (its `str`, `repr`, `bool`, `len` and, for a
+/// small collection, its items); an expression that names it gets the object
+/// itself back, so its methods, identity and in-place changes are Python's.
+#[derive(Debug)]
+pub struct PyObject {
+    /// The evaluator's handle, unique within the process.
+    pub handle: String,
+    /// `type(x).__name__`.
+    pub class: String,
+    /// `type(x).__module__`.
+    pub module: String,
+    /// RF's `type_name(x)`.
+    pub type_name: String,
+    /// Whether `hash(x)` works.
+    pub hashable: bool,
+    /// Whether its class defines `==` (else it is identity, `object.__eq__`).
+    pub value_eq: bool,
+    /// The `int` or `float` it equals exactly, for numbers of other types
+    /// (`Decimal('0.5')`, `complex(1)`), so `==` with plain numbers is Python's.
+    pub number: Option<Num>,
+    /// What the object looked like when last seen by CPython.
+    pub view: RefCell<ObjectView>,
+}
+
+/// The parts of an object that can change in place.
+#[derive(Debug, Clone, Default)]
+pub struct ObjectView {
+    /// `str(x)`.
+    pub text: String,
+    /// `repr(x)`.
+    pub repr: String,
+    /// `bool(x)`.
+    pub truthy: bool,
+    /// `len(x)`, when it has one.
+    pub len: Option<usize>,
+    /// The items of a `collections.abc.Mapping`, as a plain dict would hold them.
+    pub mapping: Option<Vec<(Value, Value)>>,
+    /// The items of any other small collection (a `Sequence`, a `set`), in
+    /// iteration order.
+    pub items: Option<Vec<Value>>,
+}
+
+impl PyObject {
+    /// A fresh dict of a mapping's items (what `dict(x)` gives), or `None`.
+    pub fn as_dict(&self) -> Option<Value> {
+        let items = self.view.borrow().mapping.clone()?;
+        Some(Value::dict(items, false))
+    }
+
+    /// A fresh list of a collection's items (what `list(x)` gives), or `None`.
+    pub fn as_list(&self) -> Option<Value> {
+        let items = self.view.borrow().items.clone()?;
+        Some(Value::list(items))
+    }
 }
 
 /// The contents of a dict: items in insertion order. Lookups are linear, which is fine for
@@ -129,7 +189,7 @@ impl Value {
     }
 
     /// RF's "non-technical" type name, as in error messages (`robot.utils.type_name`).
-    pub fn type_name(&self) -> &'static str {
+    pub fn type_name(&self) -> &str {
         match self {
             Self::None => "None",
             Self::Bool(_) => "boolean",
@@ -149,11 +209,12 @@ impl Value {
             Self::DateTime(_) => "datetime",
             Self::Date(_) => "date",
             Self::TimeDelta(_) => "timedelta",
+            Self::Object(o) => &o.type_name,
         }
     }
 
     /// Python's class name (`type(x).__name__`), as in Python error messages.
-    pub fn py_type(&self) -> &'static str {
+    pub fn py_type(&self) -> &str {
         match self {
             Self::None => "NoneType",
             Self::Bool(_) => "bool",
@@ -173,6 +234,7 @@ impl Value {
             Self::DateTime(_) => "datetime",
             Self::Date(_) => "date",
             Self::TimeDelta(_) => "timedelta",
+            Self::Object(o) => &o.class,
         }
     }
 
@@ -182,6 +244,9 @@ impl Value {
             Self::Dict(d) if d.borrow().dot => "<class 'robot.utils.dotdict.DotDict'>".into(),
             Self::DateTime(_) | Self::Date(_) | Self::TimeDelta(_) => {
                 format!("<class 'datetime.{}'>", self.py_type())
+            }
+            Self::Object(o) if o.module != "builtins" => {
+                format!("<class '{}.{}'>", o.module, o.class)
             }
             other => format!("<class '{}'>", other.py_type()),
         }
@@ -201,6 +266,7 @@ impl Value {
             Self::Dict(d) => !d.borrow().items.is_empty(),
             Self::DateTime(_) | Self::Date(_) => true,
             Self::TimeDelta(t) => t.micros() != 0,
+            Self::Object(o) => o.view.borrow().truthy,
         }
     }
 
@@ -213,6 +279,7 @@ impl Value {
             Self::List(l) => Some(l.borrow().len()),
             Self::Tuple(t) => Some(t.len()),
             Self::Dict(d) => Some(d.borrow().items.len()),
+            Self::Object(o) => o.view.borrow().len,
             Self::None
             | Self::Bool(_)
             | Self::Int(_)
@@ -230,6 +297,14 @@ impl Value {
             Self::List(l) => Some(l.borrow().clone()),
             Self::Tuple(t) => Some(t.as_ref().clone()),
             Self::Dict(d) => Some(d.borrow().items.iter().map(|(k, _)| k.clone()).collect()),
+            Self::Object(o) => {
+                let view = o.view.borrow();
+                match (&view.items, &view.mapping) {
+                    (Some(items), _) => Some(items.clone()),
+                    (None, Some(items)) => Some(items.iter().map(|(k, _)| k.clone()).collect()),
+                    (None, None) => None,
+                }
+            }
             _ => None,
         }
     }
@@ -251,6 +326,7 @@ impl Value {
             Self::DateTime(d) => d.to_str(),
             Self::Date(d) => d.to_str(),
             Self::TimeDelta(t) => t.to_str(),
+            Self::Object(o) => o.view.borrow().text.clone(),
             other => other.repr(),
         }
     }
@@ -287,6 +363,7 @@ impl Value {
             Self::DateTime(d) => out.push_str(&d.repr()),
             Self::Date(d) => out.push_str(&d.repr()),
             Self::TimeDelta(t) => out.push_str(&t.repr()),
+            Self::Object(o) => out.push_str(&o.view.borrow().repr),
             Self::List(l) => {
                 out.push('[');
                 for (i, v) in l.borrow().iter().enumerate() {
@@ -370,6 +447,7 @@ impl Value {
         match self {
             Self::List(_) | Self::Dict(_) => false,
             Self::Tuple(t) => t.iter().all(Value::hashable),
+            Self::Object(o) => o.hashable,
             _ => true,
         }
     }
@@ -387,7 +465,9 @@ impl Value {
                 .unwrap_or_else(|| Json::String(float_repr(*f))),
             Self::Str(s) => Json::String(s.clone()),
             Self::Bytes(b) => Json::String(latin1(b)),
-            Self::DateTime(_) | Self::Date(_) | Self::TimeDelta(_) => Json::String(self.to_str()),
+            Self::DateTime(_) | Self::Date(_) | Self::TimeDelta(_) | Self::Object(_) => {
+                Json::String(self.to_str())
+            }
             Self::List(l) => Json::Array(l.borrow().iter().map(Value::to_json).collect()),
             Self::Tuple(t) => Json::Array(t.iter().map(Value::to_json).collect()),
             Self::Dict(d) => {
@@ -465,6 +545,7 @@ pub fn py_eq(a: &Value, b: &Value) -> bool {
         (V::TimeDelta(x), V::TimeDelta(y)) => x == y,
         (V::List(x), V::List(y)) => Rc::ptr_eq(x, y) || seq_eq(&x.borrow(), &y.borrow()),
         (V::Tuple(x), V::Tuple(y)) => seq_eq(x, y),
+        (V::Object(o), other) | (other, V::Object(o)) => object_eq(o, other),
         (V::Dict(x), V::Dict(y)) => {
             if Rc::ptr_eq(x, y) {
                 return true;
@@ -480,6 +561,47 @@ pub fn py_eq(a: &Value, b: &Value) -> bool {
             _ => false,
         },
     }
+}
+
+/// `==` with an object CPython holds, as far as its views tell: the same object;
+/// a `Mapping` equal to any mapping with equal items (`Mapping.__eq__`); a number
+/// equal to the numbers it equals; a set to a set of the same items; otherwise an
+/// object of the same class and a value-comparing `==` by its `repr`. Expressions
+/// that compare objects are evaluated by CPython itself.
+fn object_eq(o: &PyObject, other: &Value) -> bool {
+    if let Value::Object(p) = other
+        && p.handle == o.handle
+    {
+        return true;
+    }
+    if let Some(mine) = o.as_dict() {
+        return match other {
+            Value::Dict(_) => py_eq(&mine, other),
+            Value::Object(p) => p.as_dict().is_some_and(|theirs| py_eq(&mine, &theirs)),
+            _ => false,
+        };
+    }
+    let their_number = match other {
+        Value::Object(p) => p.number,
+        v => v.as_number(),
+    };
+    if let (Some(x), Some(y)) = (o.number, their_number) {
+        return num_eq(x, y);
+    }
+    let Value::Object(p) = other else {
+        return false;
+    };
+    if !o.value_eq || o.class != p.class || o.module != p.module {
+        return false;
+    }
+    let (mine, theirs) = (o.view.borrow(), p.view.borrow());
+    if o.module == "builtins"
+        && matches!(o.class.as_str(), "set" | "frozenset")
+        && let (Some(a), Some(b)) = (&mine.items, &theirs.items)
+    {
+        return a.len() == b.len() && a.iter().all(|x| b.iter().any(|y| py_eq(x, y)));
+    }
+    mine.repr == theirs.repr
 }
 
 fn seq_eq(a: &[Value], b: &[Value]) -> bool {
@@ -610,6 +732,13 @@ pub fn py_contains(container: &Value, item: &Value) -> Result<bool, String> {
                 return Err(format!("unhashable type: '{}'", item.py_type()));
             }
             Ok(d.borrow().position(item).is_some())
+        }
+        Value::Object(o)
+            if o.view.borrow().mapping.is_some() || o.view.borrow().items.is_some() =>
+        {
+            Ok(container
+                .list_items()
+                .is_some_and(|items| items.iter().any(|v| py_eq(v, item))))
         }
         other => Err(format!(
             "argument of type '{}' is not iterable",

@@ -300,6 +300,10 @@ pub(crate) struct HostState {
     pub(crate) deadline: Instant,
     /// Cancels the call in progress (client cancellation).
     pub(crate) cancel: CancellationToken,
+    /// Set when a host capability stopped its own work because the call's time
+    /// was running out, and answered the guest with an error instead of letting
+    /// the deadline drop the instance. The step then reports its timeout.
+    pub(crate) time_ran_out: bool,
     /// Log lines of the call in progress.
     pub(crate) logs: Vec<LogLine>,
     /// Most log lines kept per call.
@@ -352,6 +356,7 @@ impl HostState {
             table: ResourceTable::new(),
             limiter: MemoryLimiter::new(memory_bytes),
             deadline: Instant::now(),
+            time_ran_out: false,
             cancel: CancellationToken::new(),
             logs: Vec::new(),
             max_logs,

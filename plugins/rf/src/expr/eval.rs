@@ -5,7 +5,7 @@ use std::cmp::Ordering;
 use super::parser::{CmpOp, Comp, Expr};
 use super::{EvalError, Vars, builtins};
 use crate::pynum::slice_indices;
-use crate::value::{Num, Value, py_cmp, py_contains, py_eq};
+use crate::value::{Num, PyObject, Value, py_cmp, py_contains, py_eq};
 
 /// Largest sequence an expression may build (`'x' * n`, `range(n)`): beyond it the guest
 /// would only exhaust its memory, so it fails the way Python does when memory runs out.
@@ -19,6 +19,15 @@ pub(crate) struct Env<'a> {
 
 fn type_err(msg: impl Into<String>) -> EvalError {
     EvalError::py("TypeError", msg)
+}
+
+/// What this evaluator raises for an object CPython holds: a Python exception, so
+/// the expression goes to CPython, where the object's own methods and equality are.
+fn cpython_object(o: &PyObject) -> EvalError {
+    EvalError::py(
+        "TypeError",
+        format!("'{}' object is evaluated by CPython", o.class),
+    )
 }
 
 fn overflow() -> EvalError {
@@ -58,6 +67,7 @@ impl<'a> Env<'a> {
         match e {
             Expr::Const(v) => Ok(v.clone()),
             Expr::Name(n) => match self.local(n) {
+                Some(Value::Object(o)) => Err(cpython_object(o)),
                 Some(v) => Ok(v.clone()),
                 None if builtins::is_builtin(n) => Err(EvalError::py(
                     "TypeError",
@@ -68,7 +78,10 @@ impl<'a> Env<'a> {
                     format!("name '{n}' is not defined nor importable as module"),
                 )),
             },
-            Expr::Var(n) => self.vars.dollar(n).map_err(EvalError::Data),
+            Expr::Var(n) => match self.vars.dollar(n).map_err(EvalError::Data)? {
+                Value::Object(o) => Err(cpython_object(&o)),
+                v => Ok(v),
+            },
             Expr::List(items) => Ok(Value::list(self.eval_all(items)?)),
             Expr::Tuple(items) => Ok(Value::tuple(self.eval_all(items)?)),
             Expr::Dict(items) => {

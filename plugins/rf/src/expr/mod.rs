@@ -90,6 +90,30 @@ pub fn evaluate(
     env.eval(&ast)
 }
 
+/// [`evaluate`] with CPython behind it for what it raised on, as in
+/// [`full_evaluate`], failing with Python's bare message (`AttributeError: ...`)
+/// for callers that word the failure themselves.
+pub fn evaluate_with_cpython(
+    expression: &str,
+    vars: &dyn Vars,
+    locals: &[(String, Value)],
+) -> Result<Value, String> {
+    match evaluate(expression, vars, locals) {
+        Ok(value) => Ok(value),
+        Err(e @ EvalError::Py(..)) => match python::evaluate(expression, vars, locals, "") {
+            None => Err(e.message()),
+            Some(Ok(evaluated)) => Ok(evaluated.value),
+            Some(Err(message)) => {
+                let prefix = format!("Evaluating expression {} failed: ", str_repr(expression));
+                Err(message
+                    .strip_prefix(&prefix)
+                    .map_or(message.clone(), str::to_string))
+            }
+        },
+        Err(e) => Err(e.message()),
+    }
+}
+
 /// RF's `evaluate_expression`: evaluates and wraps failures as RF does:
 /// `Evaluating expression '...' failed: ...`.
 pub fn rf_evaluate(expression: &str, vars: &dyn Vars) -> RfResult<Value> {

@@ -13,7 +13,7 @@ use stephost_plugin::python::{self as host, EvaluationError};
 
 use super::Vars;
 use crate::pyjson;
-use crate::value::{Value, str_repr};
+use crate::value::{Value, changed, str_repr};
 
 /// What CPython made of an expression.
 pub struct Evaluated {
@@ -92,10 +92,10 @@ pub fn evaluate(
     }
 }
 
-/// Puts what the expression changed in place into the variables' own lists and
-/// dicts, which other variables may share.
-fn write_back(changed: &str, variables: &[(String, Value)]) {
-    let Ok(serde_json::Value::Array(pairs)) = serde_json::from_str::<serde_json::Value>(changed)
+/// Puts what the expression changed in place into the variables' own lists,
+/// dicts and object views, which other variables may share.
+fn write_back(changes: &str, variables: &[(String, Value)]) {
+    let Ok(serde_json::Value::Array(pairs)) = serde_json::from_str::<serde_json::Value>(changes)
     else {
         return;
     };
@@ -109,11 +109,15 @@ fn write_back(changed: &str, variables: &[(String, Value)]) {
         match (old, pyjson::decode(json)) {
             (Value::List(old), Value::List(new)) => {
                 let items = new.borrow().clone();
-                *old.borrow_mut() = items;
+                *changed(old) = items;
             }
             (Value::Dict(old), Value::Dict(new)) => {
                 let items = new.borrow().items.clone();
-                old.borrow_mut().items = items;
+                changed(old).items = items;
+            }
+            (Value::Object(old), Value::Object(new)) if old.handle == new.handle => {
+                let view = new.view.borrow().clone();
+                *changed(&old.view) = view;
             }
             _ => {}
         }

@@ -215,12 +215,12 @@ pub(super) fn lookup(name: &str) -> Option<Run> {
         },
         "Convert To Dictionary" => |_, b| {
             let item = b.get("item");
-            crate::expr::evaluate(
+            crate::expr::evaluate_with_cpython(
                 "dict(_BASE_VAR_)",
                 &crate::expr::NoVars,
                 &[("_BASE_VAR_".into(), item)],
             )
-            .map_err(|e| RfError::fail(e.message()))
+            .map_err(RfError::fail)
         },
         "Set To Dictionary" => |_, b| {
             let dict = b.get("dictionary");

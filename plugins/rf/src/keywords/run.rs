@@ -303,12 +303,12 @@ fn repeat_keyword(s: &mut Session, b: &Bound) -> RfResult<Value> {
                 s.info(format!("Keyword '{name}' repeated zero times."));
             }
             let start = Instant::now();
-            let limit = Duration::from_secs_f64(timeout.max(0.0));
+            let limit = seconds(timeout);
             let mut round = 0;
             let mut errors = Vec::new();
             while start.elapsed() < limit {
                 round += 1;
-                let remaining = (limit - start.elapsed()).as_secs_f64();
+                let remaining = limit.saturating_sub(start.elapsed()).as_secs_f64();
                 s.info(format!(
                     "Repeating keyword, round {round}, {} remaining.",
                     secs_to_timestr(remaining, true)
@@ -350,7 +350,7 @@ fn wait_until_succeeds(s: &mut Session, b: &Bound) -> RfResult<Value> {
             let timeout = timestr_to_secs(&retry).map_err(|_| {
                 RfError::value(format!("Invalid retry value '{}'.", retry.to_str()))
             })?;
-            deadline = Some(Instant::now() + Duration::from_secs_f64(timeout.max(0.0)));
+            deadline = Instant::now().checked_add(seconds(timeout));
             format!("for {}", secs_to_timestr(timeout, false))
         }
     };
@@ -410,4 +410,10 @@ fn wait_until_succeeds(s: &mut Session, b: &Bound) -> RfResult<Value> {
             std::thread::sleep(Duration::from_secs_f64(sleep.min(1e7)));
         }
     }
+}
+
+/// A time budget of `secs` seconds: negative and NaN are none, and the step's own
+/// deadline ends anything past a year long before it would.
+fn seconds(secs: f64) -> Duration {
+    Duration::try_from_secs_f64(secs.clamp(0.0, 365.0 * 86_400.0)).unwrap_or_default()
 }

@@ -19,7 +19,7 @@ pub(super) fn lookup(name: &str) -> Option<Run> {
         "Convert To Upper Case" => |_, b| map_text(&b.get("string"), |t| t.to_uppercase()),
         "Convert To Title Case" => |_, b| {
             let string = b.get("string");
-            let exclude = exclude_patterns(&b.get("exclude"))?;
+            let exclude = exclude_patterns(&string, &b.get("exclude"))?;
             map_text_result(&string, |t| Ok(title_case(t, &exclude)))
         },
         "Encode String To Bytes" => {
@@ -79,9 +79,8 @@ pub(super) fn lookup(name: &str) -> Option<Run> {
         },
         "Get Lines Containing String" => |s, b| {
             let n = Normalizer::case(&Value::Bool(case_flag(b)));
-            let pattern = n
-                .normalize(&Value::Str(text_of(&b.get("pattern"))), false)?
-                .to_str();
+            let pattern = arg_text(&b.get("string"), &b.get("pattern"))?;
+            let pattern = n.normalize(&Value::Str(pattern), false)?.to_str();
             matching_lines(s, &b.get("string"), |line| {
                 Ok(n.normalize(&Value::str(line), false)?
                     .to_str()
@@ -90,16 +89,15 @@ pub(super) fn lookup(name: &str) -> Option<Run> {
         },
         "Get Lines Matching Pattern" => |s, b| {
             let n = Normalizer::case(&Value::Bool(case_flag(b)));
-            let pattern = n
-                .normalize(&Value::Str(text_of(&b.get("pattern"))), false)?
-                .to_str();
+            let pattern = arg_text(&b.get("string"), &b.get("pattern"))?;
+            let pattern = n.normalize(&Value::Str(pattern), false)?.to_str();
             matching_lines(s, &b.get("string"), |line| {
                 let line = n.normalize(&Value::str(line), false)?.to_str();
                 Ok(glob_match(&line, &pattern, false, false))
             })
         },
         "Get Lines Matching Regexp" => |s, b| {
-            let pattern = text_of(&b.get("pattern"));
+            let pattern = arg_text(&b.get("string"), &b.get("pattern"))?;
             // A full match may need another alternative than the leftmost-first match,
             // so the pattern is anchored rather than checking one match's span.
             let pattern = if b.flag("partial_match") {
@@ -116,8 +114,8 @@ pub(super) fn lookup(name: &str) -> Option<Run> {
             let count = b.int("count").unwrap_or(-1);
             let out = pystr::replace(
                 &text_of(&string),
-                &text_of(&b.get("search_for")),
-                &text_of(&b.get("replace_with")),
+                &arg_text(&string, &b.get("search_for"))?,
+                &arg_text(&string, &b.get("replace_with"))?,
                 count,
             );
             Ok(like(&string, out))
@@ -128,10 +126,12 @@ pub(super) fn lookup(name: &str) -> Option<Run> {
             if count == 0 {
                 return Ok(string);
             }
+            let pattern = arg_text(&string, &b.get("pattern"))?;
+            let replace_with = arg_text(&string, &b.get("replace_with"))?;
             let out = regex_sub(
                 &text_of(&string),
-                &text_of(&b.get("pattern")),
-                &text_of(&b.get("replace_with")),
+                &pattern,
+                &replace_with,
                 count.max(0),
                 b.opt("flags"),
             )?;
@@ -198,7 +198,10 @@ pub(super) fn lookup(name: &str) -> Option<Run> {
         },
         "Strip String" => |_, b| {
             let string = b.get("string");
-            let chars = b.opt("characters").map(|c| text_of(&c));
+            let chars = b
+                .opt("characters")
+                .map(|c| arg_text(&string, &c))
+                .transpose()?;
             let mode = b.text("mode").to_lowercase();
             let text = text_of(&string);
             let out = match mode.as_str() {
@@ -241,7 +244,7 @@ pub(super) fn lookup(name: &str) -> Option<Run> {
         "Should Be Upper Case" => |_, b| case_check(b, "upper case", pystr::is_upper),
         "Should Be Title Case" => |_, b| {
             let string = b.get("string");
-            let exclude = exclude_patterns(&b.get("exclude"))?;
+            let exclude = exclude_patterns(&string, &b.get("exclude"))?;
             let text = text_of(&string);
             if title_case(&text, &exclude) != text {
                 return Err(RfError::fail(b.msg().unwrap_or_else(|| {
@@ -259,6 +262,28 @@ fn text_of(v: &Value) -> String {
     match v {
         Value::Bytes(b) => latin1(b),
         other => other.to_str(),
+    }
+}
+
+/// A text argument (pattern, separator, replacement) used on `subject`. On bytes RF
+/// converts such arguments to bytes as Latin-1 and refuses text that does not fit.
+fn arg_text(subject: &Value, arg: &Value) -> RfResult<String> {
+    let text = text_of(arg);
+    if matches!(subject, Value::Bytes(_)) && matches!(arg, Value::Str(_)) {
+        fits_latin1(&text)?;
+    }
+    Ok(text)
+}
+
+/// RF's `_ensure_bytes` check: every code point below 256.
+fn fits_latin1(text: &str) -> RfResult<()> {
+    match text.chars().find(|&c| u32::from(c) > 255) {
+        Some(c) => Err(RfError::value(format!(
+            "String '{text}' cannot be converted to bytes: Characters must have code point \
+             below 256, but '{c}' has code point {}.",
+            u32::from(c)
+        ))),
+        None => Ok(()),
     }
 }
 
@@ -378,7 +403,7 @@ fn matching_lines(
 fn get_regexp_matches(_s: &mut Session, b: &Bound) -> RfResult<Value> {
     let string = b.get("string");
     let text = text_of(&string);
-    let re = compile(&text_of(&b.get("pattern")), b.opt("flags"))?;
+    let re = compile(&arg_text(&string, &b.get("pattern"))?, b.opt("flags"))?;
     let groups: Vec<Value> = b
         .varargs
         .iter()
@@ -428,7 +453,7 @@ fn split(s: &mut Session, b: &Bound, right: bool) -> RfResult<Value> {
     let separator = empty_to(s, b, "separator", Value::None);
     let sep = match &separator {
         Value::None => None,
-        other => Some(text_of(other)),
+        other => Some(arg_text(&string, other)?),
     };
     let max = b.int("max_split").unwrap_or(-1);
     let text = text_of(&string);
@@ -445,7 +470,7 @@ fn split(s: &mut Session, b: &Bound, right: bool) -> RfResult<Value> {
 
 fn fetch(b: &Bound, left: bool) -> RfResult<Value> {
     let string = b.get("string");
-    let marker = text_of(&b.get("marker"));
+    let marker = arg_text(&string, &b.get("marker"))?;
     let parts = pystr::split(&text_of(&string), Some(&marker), -1).map_err(RfError::value)?;
     let part = if left { parts.first() } else { parts.last() };
     Ok(like(&string, part.cloned().unwrap_or_default()))
@@ -521,7 +546,7 @@ fn case_check(b: &Bound, what: &str, test: fn(&str) -> bool) -> RfResult<Value> 
     Ok(Value::None)
 }
 
-fn exclude_patterns(exclude: &Value) -> RfResult<Vec<regex::Regex>> {
+fn exclude_patterns(string: &Value, exclude: &Value) -> RfResult<Vec<regex::Regex>> {
     let patterns: Vec<String> = match exclude {
         Value::None => Vec::new(),
         Value::Str(s) if s.is_empty() => Vec::new(),
@@ -534,6 +559,11 @@ fn exclude_patterns(exclude: &Value) -> RfResult<Vec<regex::Regex>> {
             .map(text_of)
             .collect(),
     };
+    if matches!(string, Value::Bytes(_)) {
+        for p in &patterns {
+            fits_latin1(p)?;
+        }
+    }
     patterns
         .iter()
         .map(|p| {

@@ -603,6 +603,36 @@ fn case_folds_and_strings_compare_in_nfc() {
 }
 
 #[test]
+fn text_arguments_on_bytes_must_fit_latin1_as_in_rf() {
+    let mut s = session();
+    let refused = "ValueError: String 'BĀD' cannot be converted to bytes: Characters must \
+                   have code point below 256, but 'Ā' has code point 256.";
+    for (keyword, args) in [
+        ("Replace String", &["${{b'xxx'}}", "OK", "BĀD"][..]),
+        ("Replace String", &["${{b'xxx'}}", "BĀD", "OK"][..]),
+        (
+            "Replace String Using Regexp",
+            &["${{b'xxx'}}", "BĀD", "OK"][..],
+        ),
+        ("Convert To Title Case", &["${{b'xxx'}}", "BĀD"][..]),
+        ("Split String", &["${{b'a b'}}", "BĀD"][..]),
+        ("Fetch From Left", &["${{b'a b'}}", "BĀD"][..]),
+        ("Get Regexp Matches", &["${{b'a b'}}", "BĀD"][..]),
+    ] {
+        assert_eq!(err(&mut s, keyword, args).1, refused, "{keyword}");
+    }
+    // Latin-1 text is fine on bytes, and anything is fine on text.
+    assert_eq!(
+        ok(&mut s, "Replace String", &["${{b'x\\xe4x'}}", "ä", "a"]).repr(),
+        "b'xax'"
+    );
+    assert_eq!(
+        ok(&mut s, "Replace String", &["xxx", "x", "Ā"]).to_str(),
+        "ĀĀĀ"
+    );
+}
+
+#[test]
 fn bytes_are_built_and_counted_like_python() {
     let mut s = session();
     assert_eq!(

@@ -512,6 +512,11 @@ fn coerce(v: &Value) -> RfResult<Rpc> {
             }
             Rpc::Struct(members)
         }
+        // RF's coercer: a mapping as a struct, a sequence as an array, else its text.
+        Value::Object(o) => match o.as_dict().or_else(|| o.as_list()) {
+            Some(items) => coerce(&items)?,
+            None => coerce_str(&v.to_str())?,
+        },
     })
 }
 

@@ -186,12 +186,8 @@ impl Store {
                     RfError::data(format!("Resolving variable '{name}' failed: {}", e.message))
                 })?;
             let locals = [("_BASE_VAR_".to_string(), base_value)];
-            return expr::evaluate(&format!("_BASE_VAR_{extended}"), self, &locals).map_err(|e| {
-                RfError::data(format!(
-                    "Resolving variable '{name}' failed: {}",
-                    e.message()
-                ))
-            });
+            return expr::evaluate_with_cpython(&format!("_BASE_VAR_{extended}"), self, &locals)
+                .map_err(|e| RfError::data(format!("Resolving variable '{name}' failed: {e}")));
         }
         Err(self.not_found(&name, true))
     }

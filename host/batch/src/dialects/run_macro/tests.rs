@@ -166,6 +166,7 @@ impl Executor for Scripted {
             logs_dropped: 0,
             denied: Vec::new(),
             instance_dropped: false,
+            time_ran_out: false,
         })
     }
 }

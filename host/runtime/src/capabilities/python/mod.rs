@@ -16,7 +16,7 @@
 //! the step, never the instance.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use tokio::sync::OnceCell;
 use tokio_util::sync::CancellationToken;
@@ -25,7 +25,7 @@ use wasmtime::{Engine, Store, Trap};
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 use crate::capabilities::{HostState, MemoryLimiter, StderrTail};
-use crate::engine::{CompileCache, sha256_hex};
+use crate::engine::CompileCache;
 use crate::instance::on_epoch_tick;
 
 /// Host-side bindings (world `python-capability`), from 0.5.0 on.
@@ -64,21 +64,23 @@ struct Evaluator {
 /// the evaluator itself.
 pub(crate) struct PythonService {
     bytes: Option<&'static [u8]>,
+    digest: &'static str,
     engine: Engine,
     cache: Option<CompileCache>,
     evaluator: OnceCell<Result<Arc<Evaluator>, String>>,
 }
 
 impl PythonService {
-    /// The service for `bytes` (the embedded component; `None` for a host built
-    /// without it), compiled with `engine` through `cache`.
+    /// The service for `component` (the embedded component and its SHA-256;
+    /// `None` for a host built without it), compiled with `engine` through `cache`.
     pub(crate) fn new(
-        bytes: Option<&'static [u8]>,
+        component: Option<(&'static [u8], &'static str)>,
         engine: &Engine,
         cache: Option<CompileCache>,
     ) -> Self {
         Self {
-            bytes,
+            bytes: component.map(|(bytes, _)| bytes),
+            digest: component.map_or("", |(_, digest)| digest),
             engine: engine.clone(),
             cache,
             evaluator: OnceCell::new(),
@@ -110,10 +112,12 @@ impl PythonService {
                 };
                 let engine = self.engine.clone();
                 let cache = self.cache.clone();
+                let digest = self.digest;
                 let started = Instant::now();
-                let compiled = tokio::task::spawn_blocking(move || compile(&engine, cache, bytes))
-                    .await
-                    .map_err(|e| format!("the evaluator's compile task failed: {e}"))?;
+                let compiled =
+                    tokio::task::spawn_blocking(move || compile(&engine, cache, bytes, digest))
+                        .await
+                        .map_err(|e| format!("the evaluator's compile task failed: {e}"))?;
                 match &compiled {
                     Ok(_) => tracing::info!(
                         ms = started.elapsed().as_millis() as u64,
@@ -137,10 +141,11 @@ fn compile(
     engine: &Engine,
     cache: Option<CompileCache>,
     bytes: &[u8],
+    digest: &str,
 ) -> Result<Evaluator, String> {
     let _one = COMPILING.lock().unwrap_or_else(|e| e.into_inner());
     let component = match cache {
-        Some(cache) => cache.load(engine, bytes, &sha256_hex(bytes)),
+        Some(cache) => cache.load(engine, bytes, digest),
         None => Component::new(engine, bytes),
     }
     .map_err(|e| format!("the evaluator does not compile: {e:#}"))?;
@@ -314,6 +319,11 @@ async fn evaluate(
             Refusal::Unavailable(why)
         }
     })?;
+    // The interpreter stops a little before the step does, so that a runaway
+    // expression fails its step and the plugin, which answers in the time left,
+    // keeps its instance and the session's variables. Only the interpreter (and
+    // the objects it held) starts again.
+    let deadline = cut_short(state.deadline);
     // Taken out for the call: if the step's timeout drops this future mid-call,
     // the interpreter goes with it instead of staying behind half-run.
     let mut interpreter = match state.python.interpreter.take() {
@@ -325,21 +335,28 @@ async fn evaluate(
                 )));
             }
             state.python.started += 1;
-            Interpreter::start(
+            let started = Interpreter::start(
                 &evaluator,
                 state.limiter.max_bytes(),
-                state.deadline,
+                deadline,
                 state.cancel.clone(),
             )
-            .await
-            .map_err(Refusal::Unavailable)?
+            .await;
+            match started {
+                Ok(interpreter) => interpreter,
+                Err(why) => {
+                    note_time(state, deadline);
+                    return Err(Refusal::Unavailable(why));
+                }
+            }
         }
     };
     let answer = interpreter
-        .call(request, state.deadline, state.cancel.clone())
+        .call(request, deadline, state.cancel.clone())
         .await;
     match &answer {
         Err(Refusal::Unavailable(why)) => {
+            note_time(state, deadline);
             tracing::info!(plugin = &*state.plugin, %why, "a Python interpreter was dropped");
         }
         _ => state.python.interpreter = Some(interpreter),
@@ -352,6 +369,25 @@ async fn evaluate(
         )));
     }
     Ok(answer)
+}
+
+/// Most of a step's remaining time kept back from the interpreter for the
+/// plugin to answer in.
+const ANSWER_TIME: Duration = Duration::from_millis(100);
+
+/// The interpreter's deadline for a step due at `deadline`: a fifth of the time
+/// left, at most [`ANSWER_TIME`], earlier.
+fn cut_short(deadline: Instant) -> Instant {
+    let left = deadline.saturating_duration_since(Instant::now());
+    deadline - (left / 5).min(ANSWER_TIME)
+}
+
+/// Marks the call as out of time when the interpreter was stopped by its
+/// deadline (not by cancellation or a crash).
+fn note_time(state: &mut HostState, deadline: Instant) {
+    if Instant::now() >= deadline && !state.cancel.is_cancelled() {
+        state.time_ran_out = true;
+    }
 }
 
 /// The evaluator's answer split into the record's fields.

@@ -119,7 +119,7 @@ pub(super) fn type_convert(
     let name = ty
         .clone()
         .or(types.clone())
-        .map(|v| v.to_str())
+        .map(|v| type_text(&v))
         .unwrap_or_default();
     if types.is_some() && name.eq_ignore_ascii_case("auto") {
         return Err(unrecognized(&name));
@@ -137,7 +137,7 @@ pub(super) fn type_convert(
             "str" | "string" => Ty::Str,
             "bool" | "boolean" => Ty::Bool,
             "list" => Ty::MutSeq,
-            "dict" | "dictionary" => Ty::Map,
+            "dict" | "dictionary" | "mapping" => Ty::Map,
             "bytes" => Ty::Bytes,
             "none" | "nonetype" => Ty::NoneT,
             other if !known_type(other) => return Err(unrecognized(&name)),
@@ -149,8 +149,19 @@ pub(super) fn type_convert(
             }
         }),
     };
+    // `Mapping` is an abstract type: `first` matches it by being one (a dict, or an
+    // object of a Mapping class), and stays what it is.
+    let abstract_mapping = target.eq_ignore_ascii_case("mapping");
     let first = if types.is_some() {
         parsed.convert("first", first, &name)?
+    } else if abstract_mapping
+        && match first {
+            Value::Dict(_) => true,
+            Value::Object(o) => o.view.borrow().mapping.is_some(),
+            _ => false,
+        }
+    {
+        first.clone()
     } else {
         let converted = parsed.convert("first", first, &name).ok();
         match converted {
@@ -164,6 +175,22 @@ pub(super) fn type_convert(
         }
     };
     Ok((first, parsed.convert("second", second, &name)?))
+}
+
+/// The type `type=` names: its text, or for a type object (`${{str}}`,
+/// `${{typing.Literal['a', 'b']}}`) the name it would be written with.
+fn type_text(v: &Value) -> String {
+    let Value::Object(o) = v else {
+        return v.to_str();
+    };
+    let repr = o.view.borrow().repr.clone();
+    if let Some(class) = repr
+        .strip_prefix("<class '")
+        .and_then(|r| r.strip_suffix("'>"))
+    {
+        return class.rsplit('.').next().unwrap_or(class).to_string();
+    }
+    repr.replace("typing.", "")
 }
 
 /// What `type=` names: a plain type, or `list[...]` of one (unions and literals too).
