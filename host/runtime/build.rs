@@ -172,7 +172,9 @@ fn build_python_evaluator(manifest_dir: &Path, cache: &Path, out_dir: &Path) -> 
         return None;
     }
     let source = manifest_dir.join("python");
-    rerun_if_changed(&source.join("evaluator.py"));
+    for module in python_modules(&source) {
+        rerun_if_changed(&module);
+    }
     rerun_if_changed(&source.join("wit"));
     rerun_if_changed(&source.join("requirements.txt"));
     rerun_if_changed(&source.join("build-requirements.txt"));
@@ -244,7 +246,8 @@ fn sha256_hex(bytes: &[u8]) -> String {
 fn evaluator_fingerprint(source: &Path, cache: &Path, componentize: &Path, site: &Path) -> String {
     use std::hash::{DefaultHasher, Hash, Hasher};
     let mut hasher = DefaultHasher::new();
-    let mut files = vec![source.join("evaluator.py"), cache.join("stamp")];
+    let mut files = python_modules(source);
+    files.push(cache.join("stamp"));
     if let Ok(entries) = fs::read_dir(source.join("wit")) {
         let mut wit: Vec<PathBuf> = entries.filter_map(|e| Some(e.ok()?.path())).collect();
         wit.sort();
@@ -257,6 +260,18 @@ fn evaluator_fingerprint(source: &Path, cache: &Path, componentize: &Path, site:
     componentize.hash(&mut hasher);
     site.hash(&mut hasher);
     format!("{:016x}", hasher.finish())
+}
+
+/// The evaluator's own modules: every `.py` file in `python/` (componentize-py
+/// bundles the folder, and `evaluator.py` imports the others).
+fn python_modules(source: &Path) -> Vec<PathBuf> {
+    let mut modules: Vec<PathBuf> = fs::read_dir(source)
+        .unwrap_or_else(|e| panic!("{}: {e}", source.display()))
+        .filter_map(|entry| Some(entry.ok()?.path()))
+        .filter(|path| path.extension().is_some_and(|ext| ext == "py"))
+        .collect();
+    modules.sort();
+    modules
 }
 
 /// Reads the plugin crates: the members of `plugins/Cargo.toml` whose library is a

@@ -370,12 +370,13 @@ async def test_execute_step_reports_what_it_ran():
 
 
 async def test_a_standard_library_the_sandbox_lacks_fails_its_import():
-    # Never a silent PASS: real Robot Framework would load XML; the sandbox does
-    # not run it, so the import fails and says how to reach it.
+    # Never a silent PASS: real Robot Framework would load Telnet; the sandbox does
+    # not run it and the host runs no library server here, so the import fails
+    # and says how to reach it.
     async with stdio_session() as s:
         result, out = await call(s, "execute_batch", {
             "session_id": "imports",
-            "steps": [{"keyword": "Import Library", "arguments": ["XML"]}],
+            "steps": [{"keyword": "Import Library", "arguments": ["Telnet"]}],
             "on_failure": "stop",
         })
         assert out["status"] == "FAIL", out

@@ -40,6 +40,11 @@ from robot.errors import DataError
 from robot.utils import DotDict, type_name
 from robot.variables.evaluation import evaluate_expression
 
+# Robot Framework's standard libraries that run in this interpreter (XML), in the
+# snapshot like the modules above; the rf plugin calls them through expressions
+# naming this module.
+importlib.import_module("stephost_libraries")
+
 import wit_world
 from componentize_py_types import Err
 

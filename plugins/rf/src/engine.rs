@@ -11,6 +11,7 @@ use crate::args::Resolve;
 use crate::error::{RfError, RfResult};
 use crate::keywords::{self, Keyword};
 use crate::matching::{format_recommendations, normalize, normalize_name, recommend};
+use crate::pylib::PyLibrary;
 use crate::remote::{RemoteLibrary, Transport};
 use crate::value::{Value, seq2str, seq2str2};
 use crate::variables::search::{search, unescape, whole_variable};
@@ -80,9 +81,10 @@ pub(crate) struct Library {
 impl Library {
     /// The library's real name (`Collections` for `Collections AS C2`, `Remote`).
     pub(crate) fn real_name(&self) -> &'static str {
-        match self.kind {
+        match &self.kind {
             LibKind::Static(real) => real,
             LibKind::Remote(_) => "Remote",
+            LibKind::Python(lib) => lib.real,
         }
     }
 }
@@ -93,6 +95,8 @@ pub(crate) enum LibKind {
     Static(&'static str),
     /// A remote library (`Import Library  Remote  http://...`).
     Remote(RemoteLibrary),
+    /// A standard library that runs as RF's own Python in the host's interpreter (XML).
+    Python(PyLibrary),
 }
 
 /// What a keyword name resolved to.
@@ -101,6 +105,8 @@ enum Found {
     /// A remote keyword, with the values its embedded arguments took from the
     /// name used (none for a plain name).
     Remote(usize, String, Vec<String>),
+    /// A keyword of a library in the interpreter, by its index there.
+    Python(usize, usize),
 }
 
 /// Deepest nesting of keywords running keywords; RF's own limit and message.
@@ -256,6 +262,9 @@ impl Session {
                     .collect();
                 crate::remote::run_keyword(self, lib, &kw, &all)
             }
+            // Pure, like the libraries implemented here: nothing outside the
+            // session and the arguments can make a second run differ.
+            Found::Python(lib, kw) => crate::pylib::run_keyword(self, lib, kw, args),
         }
     }
 
@@ -333,7 +342,7 @@ impl Session {
         if hits.len() == 2 {
             // A standard-library keyword and another one: RF uses the other ("custom") one
             // and warns, unless the custom one is itself a run-keyword variant.
-            let is_standard = |f: &Found| matches!(f, Found::Static(..));
+            let is_standard = |f: &Found| matches!(f, Found::Static(..) | Found::Python(..));
             let pick = if is_standard(&hits[0]) {
                 Some((0, 1))
             } else if is_standard(&hits[1]) {
@@ -346,6 +355,7 @@ impl Session {
                 let kw_name = match &hits[s] {
                     Found::Static(_, kw) => kw.info.name.to_string(),
                     Found::Remote(_, k, _) => k.clone(),
+                    Found::Python(li, k) => self.py_keyword(*li, *k).to_string(),
                 };
                 let custom_is_run_variant =
                     matches!(&hits[c], Found::Static(_, kw) if kw.info.resolve.is_some());
@@ -404,6 +414,11 @@ impl Session {
                     .map(|(kw, values)| Found::Remote(li, kw, values))
                     .collect()
             }
+            LibKind::Python(lib) => lib
+                .find(norm)
+                .map(|k| Found::Python(li, k))
+                .into_iter()
+                .collect(),
         }
     }
 
@@ -411,6 +426,17 @@ impl Session {
         match f {
             Found::Static(li, kw) => format!("{}.{}", self.libraries[*li].name, kw.info.name),
             Found::Remote(li, k, _) => format!("{}.{}", self.libraries[*li].name, k),
+            Found::Python(li, k) => {
+                format!("{}.{}", self.libraries[*li].name, self.py_keyword(*li, *k))
+            }
+        }
+    }
+
+    /// The name of keyword `kw` of interpreter library `li`.
+    fn py_keyword(&self, li: usize, kw: usize) -> &str {
+        match &self.libraries[li].kind {
+            LibKind::Python(lib) => lib.keywords.get(kw).map_or("", |k| k.name.as_str()),
+            _ => "",
         }
     }
 
@@ -475,6 +501,11 @@ impl Session {
                 LibKind::Remote(r) => {
                     for k in r.keyword_names() {
                         out.push((format!("{}.{}", lib.name, k), k.clone()));
+                    }
+                }
+                LibKind::Python(p) => {
+                    for k in &p.keywords {
+                        out.push((format!("{}.{}", lib.name, k.name), k.name.clone()));
                     }
                 }
             }
@@ -653,8 +684,9 @@ impl Session {
         Ok(base.to_string())
     }
 
-    /// Imports a library by name (`Import Library`): the three always there and DateTime
-    /// (optionally under an alias), and `Remote`; any other name fails the import.
+    /// Imports a library by name (`Import Library`): the libraries implemented here
+    /// (optionally under an alias), XML in the host's interpreter, `Remote`, and any
+    /// other from a library server the host runs, when it is granted.
     pub fn import_library(
         &mut self,
         name: &str,
@@ -709,29 +741,19 @@ impl Session {
                 }
                 Ok(())
             }
+            "XML" => {
+                let lib = crate::pylib::import(self, "XML", args)?;
+                let name = lib_name.unwrap_or_else(|| "XML".to_string());
+                let count = lib.keywords.len();
+                self.install("XML", name, LibKind::Python(lib), count, args);
+                Ok(())
+            }
             "Remote" => {
                 self.reached_out = true;
                 let lib = crate::remote::import(self, args)?;
                 let name = lib_name.unwrap_or_else(|| "Remote".to_string());
                 let count = lib.keyword_names().len();
-                // Re-importing the same alias replaces the earlier library, as RF reuses it.
-                self.libraries.retain(|l| l.name != name);
-                self.libraries.push(Library {
-                    name: name.clone(),
-                    kind: LibKind::Remote(lib),
-                });
-                self.info(format!(
-                    "Imported library 'Remote' with arguments [ {} ] ({count} keywords{}).",
-                    args.iter()
-                        .map(Value::to_str)
-                        .collect::<Vec<_>>()
-                        .join(" | "),
-                    if name == "Remote" {
-                        String::new()
-                    } else {
-                        format!(", as '{name}'")
-                    }
-                ));
+                self.install("Remote", name, LibKind::Remote(lib), count, args);
                 Ok(())
             }
             // Never a silent no-op: an import that passed would let every later
@@ -752,7 +774,7 @@ impl Session {
         let server = rf_library::start(name, &texts).map_err(|error| {
             let standard = if STANDARD_LIBRARIES.contains(&name) {
                 format!(
-                    " ('{name}' is one of Robot Framework's standard libraries; the rf sandbox runs BuiltIn, String, Collections, DateTime and OperatingSystem itself)"
+                    " ('{name}' is one of Robot Framework's standard libraries; the rf sandbox runs BuiltIn, String, Collections, DateTime, OperatingSystem and XML itself)"
                 )
             } else {
                 String::new()
@@ -768,39 +790,36 @@ impl Session {
         let lib = crate::remote::connect(self, server.url, None, true)?;
         let lib_name = alias.unwrap_or(server.name);
         let count = lib.keyword_names().len();
-        self.libraries.retain(|l| l.name != lib_name);
-        self.libraries.push(Library {
-            name: lib_name.clone(),
-            kind: LibKind::Remote(lib),
-        });
-        self.info(format!(
-            "Imported library '{name}' with arguments [ {} ] ({count} keywords{}).",
-            texts.join(" | "),
-            if lib_name == name {
-                String::new()
-            } else {
-                format!(", as '{lib_name}'")
-            }
-        ));
+        self.install(name, lib_name, LibKind::Remote(lib), count, args);
         Ok(())
+    }
+
+    /// Adds an imported library under `name`, replacing one imported under that
+    /// name before (RF reuses it), and logs the import as RF does.
+    fn install(&mut self, real: &str, name: String, kind: LibKind, count: usize, args: &[Value]) {
+        self.libraries.retain(|l| l.name != name);
+        let alias = if name == real {
+            String::new()
+        } else {
+            format!(", as '{name}'")
+        };
+        self.libraries.push(Library { name, kind });
+        let shown: Vec<String> = args.iter().map(Value::to_str).collect();
+        self.info(format!(
+            "Imported library '{real}' with arguments [ {} ] ({count} keywords{alias}).",
+            shown.join(" | ")
+        ));
     }
 }
 
 fn lib_of(f: &Found) -> usize {
     match f {
-        Found::Static(li, _) | Found::Remote(li, _, _) => *li,
+        Found::Static(li, _) | Found::Remote(li, _, _) | Found::Python(li, _) => *li,
     }
 }
 
 /// Robot Framework's standard libraries besides the four implemented here.
-const STANDARD_LIBRARIES: &[&str] = &[
-    "Dialogs",
-    "Easter",
-    "Process",
-    "Screenshot",
-    "Telnet",
-    "XML",
-];
+const STANDARD_LIBRARIES: &[&str] = &["Dialogs", "Easter", "Process", "Screenshot", "Telnet"];
 
 /// RF's `format_assign_message`: `${x} = value`, `@{x} = [ a | b ]`, `&{x} = { k=v }`,
 /// long values cut at 200 characters.

@@ -23,6 +23,7 @@ pub mod matching;
 pub mod plugin;
 pub mod pyfmt;
 pub mod pyjson;
+mod pylib;
 pub mod pynum;
 pub mod pystr;
 pub mod recovery;

@@ -350,6 +350,18 @@ fn keywords(session: &mut Session, args: &Args) -> Result<Output, Failure> {
                     }
                 }
             }
+            crate::engine::LibKind::Python(p) => {
+                for kw in p.keywords.iter().filter(|k| matches(&k.name)) {
+                    out.push(json!({
+                        "name": kw.name,
+                        "library": lib.name,
+                        "full_name": format!("{}.{}", lib.name, kw.name),
+                        "args": kw.args.join(", "),
+                        "doc": kw.short_doc,
+                        "supported": true,
+                    }));
+                }
+            }
             crate::engine::LibKind::Remote(r) => {
                 let names: Vec<String> = r
                     .keyword_names()

@@ -86,4 +86,4 @@ fn build() -> Vec<Keyword> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

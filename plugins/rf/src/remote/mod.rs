@@ -439,7 +439,7 @@ pub fn accepts_positional(s: &mut Session, lib: usize, kw: &str, count: usize) -
 }
 
 /// A dynamic library's argument list as an RF spec.
-fn spec_of(args: &[String]) -> Spec {
+pub(crate) fn spec_of(args: &[String]) -> Spec {
     let mut spec = Spec::default();
     let mut named_only = false;
     for a in args {
