@@ -10,10 +10,11 @@ Measured, for both servers:
             Python's bytecode cache and stephost's compile cache are warm: what a user
             sees from the second start on. stephost's first start with an empty compile
             cache is shown too.
-  per step  one `execute_step` call, and a 20-, a 100- and a 200-step batch of BuiltIn/String/Collections keywords
+  per step  one `execute_step` call, a 20-, a 100- and a 200-step batch of BuiltIn/String/Collections keywords
             (Set Variable, Catenate, Should Be Equal, Convert To Integer, Create List,
             Append To List, Get Length, Should Contain, Replace String, Evaluate, ...),
-            each step feeding later ones through `assign_to` variables. Warm-up runs
+            each step feeding later ones through `assign_to` variables, and a 20-step
+            batch of XML library keywords on a parsed tree. Warm-up runs
             first, then R runs per batch and server, interleaved with rotating order so
             load from elsewhere falls on both. Wall clock per `execute_batch` call divided
             by the step count; median and p90 (nearest rank). Every call must come back
@@ -239,10 +240,44 @@ def block():
     ]
 
 
+CATALOG = ('<catalog><book id="b1"><title>Dune</title><price>9.99</price></book>'
+           '<book id="b2"><title>Emma</title><price>5.50</price></book>'
+           '<book id="b3"><title>Ulysses</title><price>12.00</price></book></catalog>')
+
+
+def xml_block():
+    """20 steps of Robot Framework's XML library on a parsed tree: reads, checks and
+    in-place changes (stephost runs RF's own XML code in its sandboxed CPython)."""
+    s = lambda kw, *args, to=None: {"keyword": kw, "arguments": list(args), **({"assign_to": to} if to else {})}
+    return [
+        s("Import Library", "XML"),
+        s("Parse XML", CATALOG, to="doc"),
+        s("Get Element Count", "${doc}", "book", to="count"),
+        s("Should Be Equal As Integers", "${count}", "3"),
+        s("Get Element Text", "${doc}", "book[1]/title", to="t1"),
+        s("Should Be Equal", "${t1}", "Dune"),
+        s("Get Element Attribute", "${doc}", "id", "xpath=book[2]", to="id2"),
+        s("Should Be Equal", "${id2}", "b2"),
+        s("Get Elements Texts", "${doc}", "book/title", to="titles"),
+        s("Length Should Be", "${titles}", "3"),
+        s("Set Element Text", "${doc}", "Dune Messiah", "xpath=book[1]/title"),
+        s("Element Text Should Be", "${doc}", "Dune Messiah", "xpath=book[1]/title"),
+        s("Set Element Attribute", "${doc}", "lang", "en", "xpath=book[1]"),
+        s("Element Attribute Should Be", "${doc}", "lang", "en", "xpath=book[1]"),
+        s("Element Should Exist", "${doc}", "book[3]/price"),
+        s("Element Should Not Exist", "${doc}", "book[4]"),
+        s("Get Element", "${doc}", "book[3]", to="third"),
+        s("Get Element Text", "${third}", "title", to="t3"),
+        s("Should Be Equal", "${t3}", "Ulysses"),
+        s("Element To String", "${doc}", "xpath=book[2]", to="text"),
+    ]
+
+
 # "1 step" is one `execute_step` call (each server's single-keyword tool), not a batch.
 SINGLE = "1 step"
 BATCHES = {SINGLE: [{"keyword": "Should Be Equal", "arguments": ["hello", "hello"]}],
-           "20 steps": block(), "100 steps": block() * 5, "200 steps": block() * 10}
+           "20 steps": block(), "100 steps": block() * 5, "200 steps": block() * 10,
+           "XML, 20 steps": xml_block()}
 
 
 def call_args(name, session_id, steps):

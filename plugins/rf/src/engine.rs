@@ -401,9 +401,7 @@ impl Session {
                 .collect(),
             LibKind::Remote(lib) => {
                 let exact: Vec<Found> = lib
-                    .keyword_names()
-                    .iter()
-                    .filter(|k| normalize_name(k) == norm)
+                    .named(norm)
                     .map(|k| Found::Remote(li, k.clone(), Vec::new()))
                     .collect();
                 if !exact.is_empty() {

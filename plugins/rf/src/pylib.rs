@@ -9,6 +9,8 @@
 //! values; a parsed tree stays in the interpreter and crosses as an object handle,
 //! so later keywords change the same tree in place.
 
+use std::collections::HashMap;
+
 use stephost_plugin::python::{self as host, EvaluationError};
 
 use crate::args::{Resolve, Spec};
@@ -28,6 +30,9 @@ pub(crate) struct PyLibrary {
     args: Vec<String>,
     /// Its keywords, as RF's library machinery lists them.
     pub(crate) keywords: Vec<PyKeyword>,
+    /// Keyword indexes by normalized name: every keyword lookup of the session
+    /// asks every library, so names are normalized once, at import.
+    by_name: HashMap<String, usize>,
 }
 
 /// One keyword of a [`PyLibrary`].
@@ -45,9 +50,7 @@ pub(crate) struct PyKeyword {
 impl PyLibrary {
     /// The index of the keyword whose normalized name is `norm`.
     pub(crate) fn find(&self, norm: &str) -> Option<usize> {
-        self.keywords
-            .iter()
-            .position(|kw| normalize_name(&kw.name) == norm)
+        self.by_name.get(norm).copied()
     }
 }
 
@@ -77,11 +80,17 @@ pub(crate) fn import(s: &mut Session, name: &'static str, args: &[Value]) -> RfR
         .unwrap_or_default()
         .iter()
         .filter_map(keyword_of)
+        .collect::<Vec<_>>();
+    let by_name = keywords
+        .iter()
+        .enumerate()
+        .map(|(i, kw)| (normalize_name(&kw.name), i))
         .collect();
     Ok(PyLibrary {
         real: name,
         args: texts,
         keywords,
+        by_name,
     })
 }
 

@@ -53,6 +53,9 @@ pub struct RemoteLibrary {
     /// The keywords with embedded arguments (by shown name), their patterns
     /// compiled once here rather than at every lookup that misses.
     embedded: Vec<(String, crate::matching::Embedded)>,
+    /// `names` normalized, in the same order: every keyword lookup of the
+    /// session asks every library, so they are normalized once, at import.
+    normalized: Vec<String>,
 }
 
 impl RemoteLibrary {
@@ -88,9 +91,23 @@ impl RemoteLibrary {
             .collect()
     }
 
-    /// Compiles the patterns of the keywords with embedded arguments, once
-    /// their names are known.
+    /// The keyword names whose normalized form is `norm`.
+    pub fn named(&self, norm: &str) -> impl Iterator<Item = &String> {
+        self.names
+            .iter()
+            .zip(&self.normalized)
+            .filter(move |(_, n)| *n == norm)
+            .map(|(name, _)| name)
+    }
+
+    /// Compiles the patterns of the keywords with embedded arguments and
+    /// normalizes the names, once they are known.
     fn with_embedded(mut self) -> Self {
+        self.normalized = self
+            .names
+            .iter()
+            .map(|n| crate::matching::normalize_name(n))
+            .collect();
         self.embedded = self
             .names
             .iter()
@@ -215,6 +232,7 @@ pub fn connect(
         no_tags_method: false,
         hosted,
         embedded: Vec::new(),
+        normalized: Vec::new(),
     };
     // RF asks for everything at once first and falls back to one call per item.
     if let Ok(Rpc::Struct(info)) = call(s, &uri, timeout, "get_library_information", &[]) {
