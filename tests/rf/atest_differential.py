@@ -58,6 +58,21 @@ VALUE = "${__rf_atest_v}"
 ERROR = "${__rf_atest_e}"
 
 
+ADDRESS = re.compile(r" at 0x[0-9a-f]+>")
+
+
+def unaddress(value):
+    """`<Element 'a' at 0x7f..>` as `<Element 'a' at 0x…>`: object addresses differ
+    between two interpreters."""
+    if isinstance(value, str):
+        return ADDRESS.sub(" at 0x…>", value)
+    if isinstance(value, list):
+        return [unaddress(v) for v in value]
+    if isinstance(value, dict):
+        return {k: unaddress(v) for k, v in value.items()}
+    return value
+
+
 def load(path):
     return json.loads(Path(path).read_text())
 
@@ -81,10 +96,42 @@ class Ends(ListenerV3):
         self.ends[data.name] = (result.status, result.message)
 
 
+# Libraries beyond BuiltIn, String and Collections that a corpus calls (XML), and the
+# data files its tests read, written to DATA_DIR, which both sides know as
+# ${ATEST_DATA} (the tests' own `${CURDIR}` and `%{TEMPDIR}`).
+EXTRA_LIBRARIES = []
+DATA = {}
+DATA_DIR = None
+
+
+def prepare(tests, corpus):
+    """Takes a corpus's libraries and data files before either side runs."""
+    global DATA_DIR
+    EXTRA_LIBRARIES[:] = corpus.get("libraries", [])
+    DATA.clear()
+    DATA.update(corpus.get("data", {}))
+    if DATA and DATA_DIR is None:
+        DATA_DIR = os.path.realpath(tempfile.mkdtemp(prefix="rf-atest-data-"))
+
+
+def write_data():
+    """The data files as the corpus has them: each side starts from the same files."""
+    if DATA_DIR is None:
+        return
+    for entry in Path(DATA_DIR).iterdir():
+        if entry.is_file():
+            entry.unlink()
+    for name, text in DATA.items():
+        (Path(DATA_DIR) / name).write_text(text)
+
+
 def run_robot(tests):
+    write_data()
     suite = TestSuite("Atest")
-    for lib in ("String", "Collections", "rf_recorder"):
+    for lib in ("String", "Collections", "rf_recorder", *EXTRA_LIBRARIES):
         suite.resource.imports.library(lib)
+    if DATA_DIR:
+        suite.resource.variables.create("${ATEST_DATA}", [DATA_DIR])
     names = {}
     for n, test in enumerate(tests):
         name = f"t{n}"
@@ -128,13 +175,19 @@ def run_robot(tests):
 
 
 def run_plugin(tests, stephost, plugin_dirs):
+    write_data()
     results = {}
+    # What RF's suite gives every test here: the extra libraries and ${ATEST_DATA}.
+    prefix = [{"keyword": "Import Library", "args": [lib]} for lib in EXTRA_LIBRARIES]
+    if DATA_DIR:
+        prefix.append({"keyword": "Set Variable", "args": [DATA_DIR], "assign": "ATEST_DATA"})
+    folders = [DATA_DIR] if DATA_DIR else []
     with tempfile.TemporaryDirectory() as tmp:
-        cmd = differential.stephost_command(stephost, plugin_dirs, tmp)
+        cmd = differential.stephost_command(stephost, plugin_dirs, tmp, folders=folders)
         server = StdioClient(cmd + ["serve"], name="atest-differential")
         try:
             for n, test in enumerate(tests):
-                steps = []
+                steps = [{"plugin": "rf", "verb": "run_keyword", "input": differential.escape(p)} for p in prefix]
                 for s in test["steps"]:
                     inp = {"keyword": s["keyword"], "args": s["args"]}
                     if s["assign"]:
@@ -148,7 +201,7 @@ def run_plugin(tests, stephost, plugin_dirs):
                         results[s["id"]] = {"status": "INVALID", "message": json.dumps(report.get("errors"))[:300]}
                     continue
                 by_index = {st["index"]: st for st in report.get("steps", [])}
-                base = min(by_index) if by_index else 0
+                base = (min(by_index) if by_index else 0) + len(prefix)
                 for i, s in enumerate(test["steps"]):
                     st = by_index.get(base + i, {})
                     if st.get("status") == "passed":
@@ -179,7 +232,7 @@ def norm(name):
 def library_map():
     """Normalized keyword name (plain and `Library.Keyword`) -> its library."""
     names = {}
-    for lib in LIBRARIES:
+    for lib in (*LIBRARIES, *EXTRA_LIBRARIES):
         for kw in LibraryDocumentation(lib).keywords:
             names[norm(kw.name)] = lib
             names[norm(f"{lib}.{kw.name}")] = lib
@@ -200,6 +253,7 @@ def main():
 
     corpus = load(opts.corpus)
     tests = corpus["tests"]
+    prepare(tests, corpus)
     if opts.only:
         tests = [t for t in tests if opts.only in t["id"]]
     try:
@@ -208,6 +262,7 @@ def main():
     except Exception as e:
         print(f"atest differential: {e}", file=sys.stderr)
         return 2
+    rf, pl = unaddress(rf), unaddress(pl)
     libs = library_map()
     per, rows = {}, []
     for test in tests:

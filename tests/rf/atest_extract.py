@@ -3,6 +3,14 @@
 acceptance tests (`atest/testdata/standard_libraries/{builtin,string,collections}`).
 
 Usage: .venv/bin/python tests/rf/atest_extract.py RF_CHECKOUT [--out FILE]
+       .venv/bin/python tests/rf/atest_extract.py RF_CHECKOUT --folders xml --libraries XML \
+           --out tests/rf/atest_xml_corpus.json
+
+With `--libraries` (XML), calls of those libraries are taken too, the `*_with_lxml`
+files are left out (the sandbox's interpreter has no lxml), the variables of a resource
+file next to the tests (`xml_resource.robot`) set the tests up, and the folder's data
+files (`test.xml`, `namespaces.xml`) go into the corpus: `${CURDIR}` and `%{TEMPDIR}` in
+the calls become `${ATEST_DATA}`, a folder the differential writes them to and grants.
 
 RF_CHECKOUT is a checkout (or an exported tree) of Robot Framework's repository; the
 PyPI packages do not carry the acceptance tests, so the corpus is extracted once and
@@ -50,6 +58,7 @@ import atest_differential  # noqa: E402
 from atest_differential import library_map, norm  # noqa: E402
 from robot.parsing.model.statements import (  # noqa: E402
     Arguments,
+    ResourceImport,
     Comment,
     Documentation,
     EmptyLine,
@@ -67,6 +76,9 @@ from robot.parsing.model.statements import (  # noqa: E402
 )
 
 FOLDERS = ("builtin", "string", "collections")
+# Written where the corpus's data files go (`${CURDIR}` and `%{TEMPDIR}` of the tests):
+# the differential defines it as a variable on both sides.
+DATA_VAR = "${ATEST_DATA}"
 # Keywords whose outcome depends on the run rather than the call, or that stop the
 # whole run: not compared.
 SKIPPED = {"fatalerror", "sleep", "gettime", "setloglevel", "logvariables", "getvariables"}
@@ -95,6 +107,10 @@ class Extractor:
                             self.variables.append(step)
             elif isinstance(section, SettingSection):
                 for item in section.body:
+                    if isinstance(item, ResourceImport) and (path.parent / item.name).is_file():
+                        # A resource next to the tests (XML's `xml_resource.robot`): its
+                        # variables set the tests up like the file's own.
+                        self.variables += resource_variables(path.parent / item.name)
                     if isinstance(item, TestSetup):
                         self.test_setup = (item.name, list(item.args))
                     elif isinstance(item, TestTemplate):
@@ -164,7 +180,8 @@ class Extractor:
                 # Retrying a keyword of the acceptance test's own files (not in the
                 # corpus) only fails after the retry time runs out: minutes for nothing.
                 return not assign
-            steps.append({"keyword": name, "args": args, "assign": assign, "line": line, "setup": setup})
+            steps.append({"keyword": name, "args": [relocate(a) for a in args], "assign": assign, "line": line,
+                          "setup": setup})
             return True
         kw = self.user.get(norm(name))
         if kw is None:
@@ -185,8 +202,25 @@ class Extractor:
         return False
 
 
+def resource_variables(path):
+    steps = []
+    for section in get_model(str(path)).sections:
+        if isinstance(section, VariableSection):
+            for item in section.body:
+                if isinstance(item, Variable) and not item.errors:
+                    step = variable_step(item)
+                    if step:
+                        steps.append(step)
+    return steps
+
+
+def relocate(text):
+    """`${CURDIR}` and `%{TEMPDIR}` of a data-file test, as the corpus's data folder."""
+    return text.replace("${CURDIR}", DATA_VAR).replace("%{TEMPDIR}", DATA_VAR)
+
+
 def variable_step(item):
-    name, values = item.name, list(item.value)
+    name, values = item.name, [relocate(v) for v in item.value]
     match = re.fullmatch(r"([$@&])\{([^:}]+?)(?::\s*(.+))?\}", name)
     if not match:
         return None
@@ -233,13 +267,28 @@ def main():
     ap.add_argument("checkout")
     ap.add_argument("--out", default=str(HERE / "atest_corpus.json"))
     ap.add_argument("--commit", help="the RF commit the checkout is at (read with git when not given)")
+    ap.add_argument("--folders", default=",".join(FOLDERS),
+                    help="folders of atest/testdata/standard_libraries (default: %(default)s)")
+    ap.add_argument("--libraries", default="",
+                    help="libraries beyond BuiltIn, String and Collections whose calls are taken (XML)")
     opts = ap.parse_args()
     root = Path(opts.checkout).resolve()
+    folders = opts.folders.split(",")
+    extra = [lib for lib in opts.libraries.split(",") if lib]
+    atest_differential.EXTRA_LIBRARIES[:] = extra
     keywords = library_map()
     tests = []
-    for folder in FOLDERS:
+    data = {}
+    for folder in folders:
         base = root / "atest/testdata/standard_libraries" / folder
+        if extra:
+            # Data files the tests read (`${CURDIR}/test.xml`): carried in the corpus.
+            for path in sorted(base.iterdir()):
+                if path.is_file() and path.suffix not in (".robot", ".py", ".pyc"):
+                    data[path.name] = path.read_text()
         for path in sorted(base.rglob("*.robot")):
+            if path.stem.endswith("_with_lxml"):
+                continue  # lxml mode: the sandbox's interpreter has no lxml
             try:
                 ex = Extractor(path, root / "atest/testdata/standard_libraries", keywords)
             except Exception as e:  # a data file RF itself refuses: not corpus material
@@ -249,6 +298,7 @@ def main():
                 if any(not s["setup"] for s in test["steps"]):
                     tests.append(test)
     number_steps(tests)
+    atest_differential.prepare(tests, {"data": data, "libraries": extra})
 
     first = atest_differential.run_robot(tests)
     # The second run takes the tests in reverse order: a call that passed only because
@@ -305,9 +355,10 @@ def main():
         "source": {
             "repository": "robotframework/robotframework",
             "commit": opts.commit or commit_of(root),
-            "paths": [f"atest/testdata/standard_libraries/{f}" for f in FOLDERS],
+            "paths": [f"atest/testdata/standard_libraries/{f}" for f in folders],
             "robotframework": robot.__version__,
         },
+        **({"libraries": extra, "data": data} if extra else {}),
         "counts": counts,
         "dropped": dropped,
         "tests": kept,

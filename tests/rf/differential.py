@@ -171,21 +171,25 @@ def step(keyword, args, assign=None, label=None):
     return {"plugin": "rf", "verb": "run_keyword", "label": label, "input": escape(inp)}
 
 
-def stephost_command(stephost, plugin_dirs, tmp):
+def stephost_command(stephost, plugin_dirs, tmp, folders=()):
     """`stephost` with `--plugins` for each folder and, unless STEPHOST_CONFIG is set, a
     config in `tmp`: room for the whole corpus in one batch (more steps than the default
     limit), and when a folder holds an `rf.wasm`, the built-in `rf` left out (the host
     refuses two plugins of a name) and the built-in's loopback HTTP grant given to that
-    file (a replacement gets only a grant that names its file)."""
+    file (a replacement gets only a grant that names its file); `folders` are granted
+    to rf writable."""
     cmd = [stephost]
     for d in plugin_dirs:
         cmd += ["--plugins", d]
     if "STEPHOST_CONFIG" not in os.environ:
         lines = ["[limits]", "max_steps_per_batch = 100000", ""]
         dev = [Path(d) / "rf.wasm" for d in plugin_dirs if (Path(d) / "rf.wasm").exists()]
+        grant = [f"folders = [{', '.join(f'{{ path = {json.dumps(str(f))}, read_only = false }}' for f in folders)}]"] if folders else []
         if dev:
             lines += ["[plugins]", 'disable = ["rf"]', "", "[plugins.grants.rf]",
-                      f"file = {json.dumps(str(dev[0].resolve()))}", 'http = ["loopback:*"]', ""]
+                      f"file = {json.dumps(str(dev[0].resolve()))}", 'http = ["loopback:*"]', *grant, ""]
+        elif grant:
+            lines += ["[plugins.grants.rf]", 'http = ["loopback:*"]', *grant, ""]
         config = Path(tmp) / "differential.toml"
         config.write_text("\n".join(lines))
         cmd += ["--config", str(config)]

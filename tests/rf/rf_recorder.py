@@ -22,6 +22,10 @@ def to_json(value):
         return value if math.isfinite(value) else repr(value)
     if isinstance(value, (bytes, bytearray)):
         return bytes(value).decode("latin-1")
+    if type(value).__module__ == "xml.etree.ElementTree":
+        # An element has `items()` (its attributes), but it is an object: shown as
+        # the plugin shows an object it holds, by its str().
+        return str(value)
     if isinstance(value, dict) or hasattr(value, "items"):
         return {str(k): to_json(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

@@ -191,16 +191,19 @@ fn source_params(keyword: &str) -> &'static [&'static str] {
 /// the file. The path must lie in a folder the host granted the plugin; a file
 /// that cannot be opened fails as Python's `open` fails in RF.
 fn read_source(value: &mut Value) -> RfResult<()> {
-    let Value::Str(text) = &*value else {
-        return Ok(());
+    let text = match &*value {
+        Value::Str(text) => text.clone(),
+        // `${{pathlib.Path(...)}}`: RF opens it as a path too.
+        Value::Object(o) if o.module == "pathlib" => o.view.borrow().text.clone(),
+        _ => return Ok(()),
     };
     if text.trim_start().starts_with('<') {
         return Ok(());
     }
-    let path = paths::absnorm(text, &sandbox::cwd());
+    let path = paths::absnorm(&text, &sandbox::cwd());
     sandbox::readable(&path)?;
     if let Err(e) = std::fs::File::open(&path) {
-        return Err(sandbox::os_error(&e, text, None));
+        return Err(sandbox::os_error(&e, &text, None));
     }
     *value = Value::Bytes(sandbox::read_bounded(&path)?);
     Ok(())
