@@ -16,6 +16,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from robot.libdoc import LibraryDocumentation
 from robot.libraries.XML import XML
 from robot.utils import ErrorDetails
 
@@ -168,6 +169,16 @@ async def test_files_outside_the_grant_are_refused_and_text_needs_no_grant(folde
         assert "outside the folders granted" in await fails(kw("Save XML", "${items}", out / "new.xml"))
         assert not (given / "new.xml").exists() and not (out / "new.xml").exists()
         assert ("FAIL", await fails(kw("Parse XML", "<unclosed>"))) == real_rf(lambda x: x.parse_xml("<unclosed>"))
+        # Listed like any library's keywords, with RF's names, argument specs and docs.
+        listing = await s.call_tool("batch", {"session_id": "xml-sandbox", "steps": [
+            {"plugin": "rf", "verb": "keywords", "input": {"library": "XML", "filter": "*element text*"}}]})
+        assert not listing.isError, listing.content
+        listed = {k["name"]: k for k in listing.structuredContent["steps"][0]["value"]}
+        assert set(listed) == {"Get Element Text", "Set Element Text", "Element Text Should Be",
+                               "Element Text Should Match"}, listed
+        assert listed["Get Element Text"]["args"] == "source, xpath=., normalize_whitespace=False"
+        rf_doc = {k.name: k for k in LibraryDocumentation("XML").keywords}
+        assert listed["Get Element Text"]["doc"] == rf_doc["Get Element Text"].short_doc
         # RF's own argument check, found before the call and reported as bad input.
         assert await fails(kw("Get Element Count", "${items}", "item", "extra")) == (
             "invalid-input: Keyword 'XML.Get Element Count' expected 1 to 2 arguments, got 3.")

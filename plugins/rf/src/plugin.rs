@@ -101,7 +101,7 @@ pub fn verbs() -> Vec<Verb<Session>> {
         Verb::new(
             "keywords",
             "List the keywords this session can run (BuiltIn, String, Collections, \
-                imported DateTime, OperatingSystem, host-run and remote libraries) with argument specs and one-line docs. `filter`: a \
+                imported DateTime, OperatingSystem, XML, host-run and remote libraries) with argument specs and one-line docs. `filter`: a \
                 substring or `*`/`?` glob, ignoring case, spaces and underscores; `library`: one \
                 library only.",
             schema(
