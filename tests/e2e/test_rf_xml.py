@@ -204,4 +204,5 @@ async def test_the_library_survives_an_interpreter_restart(folders):
         assert [st["return_value"] for st in again["steps"]][::2] == [26, "2"]
         gone = await rf_batch(s, [kw("Get Element Text", "${old}", "b")], "xml-restart")
         assert gone["status"] == "FAIL", gone
-        assert "no longer held by the evaluator" in step_error(gone["steps"][0]), gone
+        message = step_error(gone["steps"][0])
+        assert "Keyword 'XML.Get Element Text' failed" in message and "no longer held by the evaluator" in message, gone

@@ -68,7 +68,12 @@ pub(crate) fn import(s: &mut Session, name: &'static str, args: &[Value]) -> RfR
         ("_name".to_string(), Value::str(name)),
         ("_args".to_string(), strings(&texts)),
     ];
-    let answer = call(IMPORT, &namespace, name)?;
+    let answer = call(
+        IMPORT,
+        &namespace,
+        name,
+        &format!("Importing library '{name}'"),
+    )?;
     let items = answer.list_items().unwrap_or_default();
     log_messages(s, items.get(2));
     if text_of(items.first()) != "PASS" {
@@ -132,7 +137,7 @@ pub(crate) fn run_keyword(s: &mut Session, lib: usize, kw: usize, args: &[Arg]) 
         ("_named".to_string(), Value::list(named)),
     ];
     let real = library.real;
-    let answer = call(RUN, &namespace, real)?;
+    let answer = call(RUN, &namespace, real, &format!("Keyword '{full_name}'"))?;
     let items = answer.list_items().unwrap_or_default();
     log_messages(s, items.get(2));
     match text_of(items.first()).as_str() {
@@ -151,8 +156,14 @@ pub(crate) fn run_keyword(s: &mut Session, lib: usize, kw: usize, args: &[Arg]) 
     Err(error)
 }
 
-/// One call into the interpreter, its answer decoded.
-fn call(expression: &str, namespace: &[(String, Value)], library: &str) -> RfResult<Value> {
+/// One call into the interpreter, its answer decoded; `what` names the call in
+/// failures (`Keyword 'XML.Get Element Text'`).
+fn call(
+    expression: &str,
+    namespace: &[(String, Value)],
+    library: &str,
+    what: &str,
+) -> RfResult<Value> {
     let encoded = pyjson::encode_pairs(namespace).map_err(|_| {
         RfError::fail(format!(
             "An argument to library '{library}' nests deeper than 64 levels."
@@ -167,9 +178,9 @@ fn call(expression: &str, namespace: &[(String, Value)], library: &str) -> RfRes
         },
         // What the expression itself raised: our module answers failures as
         // values, so this is the interpreter failing (it ran out of memory, say).
-        Err(EvaluationError::Failed(message)) | Err(EvaluationError::Unavailable(message)) => Err(
-            RfError::fail(format!("Library '{library}' failed: {message}")),
-        ),
+        Err(EvaluationError::Failed(message)) | Err(EvaluationError::Unavailable(message)) => {
+            Err(RfError::fail(format!("{what} failed: {message}")))
+        }
         Err(EvaluationError::NoEvaluator(why)) => Err(RfError::fail(format!(
             "Importing library '{library}' failed: Robot Framework's {library} library runs in the host's Python interpreter, and this host has none ({why})."
         ))),
