@@ -24,6 +24,7 @@ import io
 import logging
 
 from robot.errors import DataError
+from robot.running.resourcemodel import ResourceFile
 from robot.running.testlibraries import TestLibrary
 from robot.utils import ErrorDetails
 
@@ -176,3 +177,30 @@ def _saved(xml, method, args, kwargs, messages):
     # As RF's keyword writes with ElementTree: the declaration always.
     tree.write(out, encoding=bound.arguments["encoding"], xml_declaration=True)
     return ("SAVE", str(bound.arguments["path"]), out.getvalue(), messages)
+
+
+def resource(text, source):
+    """Parses resource file `text` (read by the plugin from `source`) with Robot
+    Framework's own parser. Answers ("PASS", imports, variables, keywords) or ("FAIL",
+    RF's message): imports (type, name, args, alias), variables (name, values,
+    separator), keywords (name, arguments in the remote API's form, body, line), each
+    body item ("KEYWORD", name, args, assign), ("RETURN", values) or (its type, line)
+    for a structure the plugin does not run."""
+    try:
+        parsed = ResourceFile.from_string(text)
+    except DataError as error:
+        return ("FAIL", error.message.replace("'None'", repr(source)))
+    imports = [(item.type, item.name, list(item.args), item.alias) for item in parsed.imports]
+    variables = [(v.name, list(v.value), v.separator) for v in parsed.variables]
+    keywords = []
+    for kw in parsed.keywords:
+        body = []
+        for item in kw.body:
+            if item.type == "KEYWORD":
+                body.append(("KEYWORD", item.name, list(item.args), list(item.assign)))
+            elif item.type == "RETURN":
+                body.append(("RETURN", list(item.values)))
+            else:
+                body.append((item.type, item.lineno))
+        keywords.append((kw.name, _spec(kw.args), body, kw.lineno))
+    return ("PASS", imports, variables, keywords)

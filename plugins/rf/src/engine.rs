@@ -13,6 +13,7 @@ use crate::keywords::{self, Keyword};
 use crate::matching::{format_recommendations, normalize, normalize_name, recommend};
 use crate::pylib::PyLibrary;
 use crate::remote::{RemoteLibrary, Transport};
+use crate::resource::ResourceLib;
 use crate::value::{Value, seq2str, seq2str2};
 use crate::variables::search::{search, unescape, whole_variable};
 use crate::variables::{Arg, Store};
@@ -85,6 +86,7 @@ impl Library {
             LibKind::Static(real) => real,
             LibKind::Remote(_) => "Remote",
             LibKind::Python(lib) => lib.real,
+            LibKind::Resource(_) => "Resource",
         }
     }
 }
@@ -97,6 +99,8 @@ pub(crate) enum LibKind {
     Remote(RemoteLibrary),
     /// A standard library that runs as RF's own Python in the host's interpreter (XML).
     Python(PyLibrary),
+    /// A resource file's keywords (`Import Resource`).
+    Resource(ResourceLib),
 }
 
 /// What a keyword name resolved to.
@@ -107,6 +111,8 @@ enum Found {
     Remote(usize, String, Vec<String>),
     /// A keyword of a library in the interpreter, by its index there.
     Python(usize, usize),
+    /// A keyword of a resource file, by its index there.
+    Resource(usize, usize),
 }
 
 /// Deepest nesting of keywords running keywords; RF's own limit and message.
@@ -265,6 +271,7 @@ impl Session {
             // Pure, like the libraries implemented here: nothing outside the
             // session and the arguments can make a second run differ.
             Found::Python(lib, kw) => crate::pylib::run_keyword(self, lib, kw, args),
+            Found::Resource(lib, kw) => crate::resource::run_keyword(self, lib, kw, args),
         }
     }
 
@@ -317,6 +324,10 @@ impl Session {
         for li in 0..self.libraries.len() {
             hits.extend(self.keywords_in(li, name, &norm));
         }
+        // As in RF, a resource file's keyword comes before any library's.
+        if hits.iter().any(|f| matches!(f, Found::Resource(..))) {
+            hits.retain(|f| matches!(f, Found::Resource(..)));
+        }
         if hits.len() > 1 {
             for lib_name in &self.search_order {
                 let norm = normalize(lib_name, &[], true, true);
@@ -355,7 +366,9 @@ impl Session {
                 let kw_name = match &hits[s] {
                     Found::Static(_, kw) => kw.info.name.to_string(),
                     Found::Remote(_, k, _) => k.clone(),
-                    Found::Python(li, k) => self.py_keyword(*li, *k).to_string(),
+                    Found::Python(li, k) | Found::Resource(li, k) => {
+                        self.py_keyword(*li, *k).to_string()
+                    }
                 };
                 let custom_is_run_variant =
                     matches!(&hits[c], Found::Static(_, kw) if kw.info.resolve.is_some());
@@ -417,6 +430,11 @@ impl Session {
                 .map(|k| Found::Python(li, k))
                 .into_iter()
                 .collect(),
+            LibKind::Resource(lib) => lib
+                .find(norm)
+                .map(|k| Found::Resource(li, k))
+                .into_iter()
+                .collect(),
         }
     }
 
@@ -424,7 +442,7 @@ impl Session {
         match f {
             Found::Static(li, kw) => format!("{}.{}", self.libraries[*li].name, kw.info.name),
             Found::Remote(li, k, _) => format!("{}.{}", self.libraries[*li].name, k),
-            Found::Python(li, k) => {
+            Found::Python(li, k) | Found::Resource(li, k) => {
                 format!("{}.{}", self.libraries[*li].name, self.py_keyword(*li, *k))
             }
         }
@@ -434,6 +452,7 @@ impl Session {
     fn py_keyword(&self, li: usize, kw: usize) -> &str {
         match &self.libraries[li].kind {
             LibKind::Python(lib) => lib.keywords.get(kw).map_or("", |k| k.name.as_str()),
+            LibKind::Resource(lib) => lib.keywords.get(kw).map_or("", |k| k.name.as_str()),
             _ => "",
         }
     }
@@ -503,6 +522,11 @@ impl Session {
                 }
                 LibKind::Python(p) => {
                     for k in &p.keywords {
+                        out.push((format!("{}.{}", lib.name, k.name), k.name.clone()));
+                    }
+                }
+                LibKind::Resource(r) => {
+                    for k in &r.keywords {
                         out.push((format!("{}.{}", lib.name, k.name), k.name.clone()));
                     }
                 }
@@ -792,6 +816,16 @@ impl Session {
         Ok(())
     }
 
+    /// Adds a resource file's keywords under `name` (the file's base name),
+    /// replacing an earlier import of a file of that name.
+    pub(crate) fn add_resource(&mut self, name: String, lib: ResourceLib) {
+        self.libraries.retain(|l| l.name != name);
+        self.libraries.push(Library {
+            name,
+            kind: LibKind::Resource(lib),
+        });
+    }
+
     /// Adds an imported library under `name`, replacing one imported under that
     /// name before (RF reuses it), and logs the import as RF does.
     fn install(&mut self, real: &str, name: String, kind: LibKind, count: usize, args: &[Value]) {
@@ -812,7 +846,10 @@ impl Session {
 
 fn lib_of(f: &Found) -> usize {
     match f {
-        Found::Static(li, _) | Found::Remote(li, _, _) | Found::Python(li, _) => *li,
+        Found::Static(li, _)
+        | Found::Remote(li, _, _)
+        | Found::Python(li, _)
+        | Found::Resource(li, _) => *li,
     }
 }
 

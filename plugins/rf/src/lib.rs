@@ -29,6 +29,7 @@ pub mod pystr;
 pub mod recovery;
 pub mod regexp;
 pub mod remote;
+mod resource;
 pub mod timefmt;
 pub mod value;
 pub mod variables;

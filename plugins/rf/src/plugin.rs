@@ -352,14 +352,14 @@ fn keywords(session: &mut Session, args: &Args) -> Result<Output, Failure> {
             }
             crate::engine::LibKind::Python(p) => {
                 for kw in p.keywords.iter().filter(|k| matches(&k.name)) {
-                    out.push(json!({
-                        "name": kw.name,
-                        "library": lib.name,
-                        "full_name": format!("{}.{}", lib.name, kw.name),
-                        "args": kw.args.join(", "),
-                        "doc": kw.short_doc,
-                        "supported": true,
-                    }));
+                    out.push(listed(&lib.name, &kw.name, &kw.args, &kw.short_doc));
+                }
+            }
+            crate::engine::LibKind::Resource(r) => {
+                for kw in r.keywords.iter().filter(|k| matches(&k.name)) {
+                    let mut entry = listed(&lib.name, &kw.name, &kw.args, "");
+                    entry["resource"] = Json::Bool(true);
+                    out.push(entry);
                 }
             }
             crate::engine::LibKind::Remote(r) => {
@@ -414,6 +414,18 @@ fn keywords(session: &mut Session, args: &Args) -> Result<Output, Failure> {
     }
     let logs = session.take_logs();
     output(Json::Array(expanded), None, &logs)
+}
+
+/// A `keywords` entry of a keyword whose arguments are in the remote API's form.
+fn listed(library: &str, name: &str, args: &[String], doc: &str) -> Json {
+    json!({
+        "name": name,
+        "library": library,
+        "full_name": format!("{library}.{name}"),
+        "args": args.join(", "),
+        "doc": doc,
+        "supported": true,
+    })
 }
 
 #[cfg(test)]

@@ -290,8 +290,7 @@ mod tests {
     use stephost_plugin::python::{Evaluation, EvaluationError};
 
     use crate::engine::{Level, Session};
-    use crate::keywords::tests::NoNetwork;
-    use crate::variables::Arg;
+    use crate::keywords::tests::{NoNetwork, call as run};
 
     /// Each call's expression and namespace, as the fake saw them.
     type Calls = Rc<RefCell<Vec<(String, Json)>>>;
@@ -395,15 +394,6 @@ mod tests {
             calls: calls.clone(),
         });
         (Session::new(Box::new(NoNetwork)), calls)
-    }
-
-    fn run(
-        s: &mut Session,
-        kw: &str,
-        args: &[&str],
-    ) -> crate::error::RfResult<crate::value::Value> {
-        let args: Vec<Arg> = args.iter().map(|a| Arg::Raw(a.to_string())).collect();
-        s.run(kw, &args)
     }
 
     #[test]

@@ -255,7 +255,7 @@ pub fn strategies(session: &mut Session, keyword: &str, class: Class) -> Vec<Rec
             // The sandboxed libraries (BuiltIn, String, Collections) have no recovery
             // keywords and none of the well-known ones.
             LibKind::Remote(r) => Some((li, lib.name.clone(), r.keyword_names().to_vec())),
-            LibKind::Static(_) | LibKind::Python(_) => None,
+            LibKind::Static(_) | LibKind::Python(_) | LibKind::Resource(_) => None,
         })
         .collect();
     libs.sort_by_key(|(li, ..)| failed.as_ref().is_none_or(|(f, _)| f != li));

@@ -323,24 +323,21 @@ pub(super) fn import_variables(s: &mut Session, rest: &[Arg]) -> RfResult<Value>
     Ok(Value::None)
 }
 
-/// `Import Resource`: the sandbox has no files to read resource files from. It is a
-/// run-keyword variant that resolves nothing itself (RF resolves the path when
+/// `Import Resource    path`: a resource file in the plugin's granted folders. It is
+/// a run-keyword variant that resolves nothing itself (RF resolves the path when
 /// importing), so the path comes raw.
-pub(super) fn no_files(s: &mut Session, kind: &str, rest: &[Arg]) -> RfError {
+pub(super) fn import_resource(s: &mut Session, rest: &[Arg]) -> RfResult<Value> {
     let path = match rest.first() {
-        Some(Arg::Raw(p)) => match s.store.replace_string(p) {
-            Ok(p) => p,
-            Err(e) => return e,
-        },
+        Some(Arg::Raw(p)) => s.store.replace_string(p)?,
         Some(Arg::Value(v)) => v.to_str(),
-        // The argument spec requires a path; this is only reached if it did not.
-        None => String::new(),
+        None => {
+            return Err(RfError::invalid(
+                "Keyword 'BuiltIn.Import Resource' expected 1 argument, got 0.",
+            ));
+        }
     };
-    RfError::fail(format!(
-        "{kind} file '{path}' cannot be imported: the rf sandbox reads no files; set the \
-         variables with `Set Test Variable` / `Set Suite Variable` or keep them in the session \
-         with `assign`."
-    ))
+    crate::resource::import(s, &path, 0)?;
+    Ok(Value::None)
 }
 
 pub(super) fn pass_execution_if(s: &mut Session, b: &Bound) -> RfResult<Value> {

@@ -97,7 +97,7 @@ pub(super) fn lookup(name: &str) -> Option<Run> {
             }
             Ok(Value::None)
         },
-        "Import Resource" => |s, b| Err(no_files(s, "Resource", &b.rest)),
+        "Import Resource" => |s, b| import_resource(s, &b.rest),
         "Import Variables" => |s, b| import_variables(s, &b.rest),
         "Regexp Escape" => regexp_escape,
         "Replace Variables" => |s, b| s.store.replace_scalar_str(&b.text("text")),

@@ -1,0 +1,531 @@
+//! `Import Resource`: Robot Framework resource files from the plugin's granted
+//! folders. Robot Framework's own parser reads the file in the sandboxed
+//! interpreter (`stephost_libraries.resource`), so what is valid, and the errors
+//! for what is not, are RF's; the plugin sets the file's variables, makes its
+//! imports, and runs its keywords.
+//!
+//! A keyword body may hold keyword calls (with `${x} =` assignments) and `RETURN`;
+//! a keyword that holds a control structure (`FOR`, `IF`, `TRY`, `WHILE`, `VAR`...)
+//! imports, and fails when called, saying which structure on which line.
+
+use std::collections::HashMap;
+
+use stephost_plugin::python::{self as host, EvaluationError};
+
+use crate::args::{Resolve, Spec};
+use crate::engine::Session;
+use crate::error::{RfError, RfResult};
+use crate::keywords::operating_system::{paths, sandbox};
+use crate::matching::normalize_name;
+use crate::pyjson;
+use crate::value::Value;
+use crate::variables::Arg;
+
+/// Resource files imported within one another at most this deep.
+const MAX_NESTING: usize = 10;
+
+/// An imported resource file.
+pub(crate) struct ResourceLib {
+    /// Its keywords.
+    pub(crate) keywords: Vec<UserKeyword>,
+    by_name: HashMap<String, usize>,
+}
+
+impl ResourceLib {
+    /// The index of the keyword whose normalized name is `norm`.
+    pub(crate) fn find(&self, norm: &str) -> Option<usize> {
+        self.by_name.get(norm).copied()
+    }
+}
+
+/// A keyword of a resource file.
+pub(crate) struct UserKeyword {
+    /// Its name as written.
+    pub(crate) name: String,
+    /// `[Arguments]` in the remote API's form (`a`, `b=default`, `*rest`, `**named`).
+    pub(crate) args: Vec<String>,
+    spec: Spec,
+    body: Vec<Step>,
+}
+
+#[derive(Clone)]
+enum Step {
+    Call {
+        name: String,
+        args: Vec<String>,
+        assign: Vec<String>,
+    },
+    Return(Vec<String>),
+    /// A structure the plugin does not run: its type and line.
+    Unsupported(String, i64),
+}
+
+/// `Import Resource    path`: reads, parses and imports the file; answers the name
+/// its keywords are qualified with and how many there are.
+pub(crate) fn import(s: &mut Session, path: &str, depth: usize) -> RfResult<()> {
+    if depth >= MAX_NESTING {
+        return Err(RfError::fail(format!(
+            "Resource file '{path}' is imported more than {MAX_NESTING} levels deep."
+        )));
+    }
+    let given = path;
+    let path = paths::absnorm(path, &sandbox::cwd());
+    if sandbox::folders().is_empty() {
+        return Err(RfError::denied(format!(
+            "Resource file '{path}' cannot be imported: the host grants the rf plugin no folders to read it from; grant one with {}.",
+            sandbox::GRANT_KEY
+        )));
+    }
+    sandbox::readable(&path)?;
+    if !sandbox::is_file(&path) {
+        // RF names the file as it was given.
+        return Err(RfError::fail(format!(
+            "Resource file '{given}' does not exist."
+        )));
+    }
+    let bytes = sandbox::read_bounded(&path)?;
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let answer = parse(&text, &path)?;
+    let items = answer.list_items().unwrap_or_default();
+    if text_of(items.first()) != "PASS" {
+        return Err(RfError::fail(text_of(items.get(1))));
+    }
+    let folder = paths::dirname(&path);
+    let curdir = |text: &str| text.replace("${CURDIR}", &folder);
+    for item in list(items.get(1)) {
+        let fields = item.list_items().unwrap_or_default();
+        let kind = text_of(fields.first());
+        let name = s.store.replace_string(&curdir(&text_of(fields.get(1))))?;
+        let args: Vec<Value> = s.store.replace_list(
+            &list(fields.get(2))
+                .iter()
+                .map(|a| Arg::Raw(curdir(&a.to_str())))
+                .collect::<Vec<_>>(),
+        )?;
+        match kind.as_str() {
+            "LIBRARY" => {
+                let alias = fields
+                    .get(3)
+                    .filter(|a| !matches!(a, Value::None))
+                    .map(Value::to_str);
+                s.import_library(&name, &args, alias)?;
+            }
+            "RESOURCE" => import(s, &paths::join(&folder, &[name.as_str()]), depth + 1)?,
+            _ => {
+                let mut call = vec![Arg::Raw(paths::join(&folder, &[name.as_str()]))];
+                call.extend(args.into_iter().map(Arg::Value));
+                s.run("Import Variables", &call)?;
+            }
+        }
+    }
+    for variable in list(items.get(2)) {
+        set_variable(s, &variable, &curdir)?;
+    }
+    let keywords: Vec<UserKeyword> = list(items.get(3)).iter().filter_map(keyword_of).collect();
+    let by_name = keywords
+        .iter()
+        .enumerate()
+        .map(|(i, kw)| (normalize_name(&kw.name), i))
+        .collect();
+    let lib_name = paths::splitext(&paths::basename(&path)).0;
+    let count = keywords.len();
+    s.add_resource(lib_name, ResourceLib { keywords, by_name });
+    s.info(format!(
+        "Imported resource file '{path}' ({count} keywords)."
+    ));
+    Ok(())
+}
+
+/// A variable of the file's `*** Variables ***`, as RF sets it: a scalar of several
+/// values joins them (with `separator=`, else a space), `@{x}` is a list, `&{x}` a
+/// dictionary of `name=value` items. An existing variable keeps its value, as RF
+/// does not let a resource override what the suite already has.
+fn set_variable(
+    s: &mut Session,
+    variable: &Value,
+    curdir: &dyn Fn(&str) -> String,
+) -> RfResult<()> {
+    let fields = variable.list_items().unwrap_or_default();
+    let name = text_of(fields.first());
+    let values: Vec<Arg> = list(fields.get(1))
+        .iter()
+        .map(|v| Arg::Raw(curdir(&v.to_str())))
+        .collect();
+    let separator = fields
+        .get(2)
+        .filter(|v| !matches!(v, Value::None))
+        .map(Value::to_str);
+    let (sigil, base) = match (
+        name.chars().next(),
+        name.get(2..name.len().saturating_sub(1)),
+    ) {
+        (Some(c @ ('$' | '@' | '&')), Some(base)) => (c, base.to_string()),
+        _ => return Err(RfError::fail(format!("Invalid variable name '{name}'."))),
+    };
+    if s.store.get(&base).is_some() {
+        return Ok(());
+    }
+    let value = match sigil {
+        '@' => s.run("Create List", &values)?,
+        '&' => s.run("Create Dictionary", &values)?,
+        _ if values.len() == 1 && separator.is_none() => s.store.replace_scalar(&values[0])?,
+        _ => {
+            let mut call = vec![Arg::Value(Value::str(format!(
+                "SEPARATOR={}",
+                separator.unwrap_or_else(|| " ".into())
+            )))];
+            call.extend(values);
+            s.run("Catenate", &call)?
+        }
+    };
+    s.store.set(&base, value);
+    Ok(())
+}
+
+/// Runs keyword `kw` of the resource at `lib` with `args`: its arguments bound as
+/// RF binds a user keyword's, its body run step by step, its local variables gone
+/// afterwards.
+pub(crate) fn run_keyword(s: &mut Session, lib: usize, kw: usize, args: &[Arg]) -> RfResult<Value> {
+    let crate::engine::LibKind::Resource(resource) = &s.libraries[lib].kind else {
+        return Err(RfError::fail("internal error: not a resource file"));
+    };
+    let keyword = &resource.keywords[kw];
+    let full_name = format!("{}.{}", s.libraries[lib].name, keyword.name);
+    if let Some(Step::Unsupported(kind, line)) = keyword
+        .body
+        .iter()
+        .find(|step| matches!(step, Step::Unsupported(..)))
+    {
+        let kind = kind.split('/').next().unwrap_or(kind);
+        return Err(RfError::fail(format!(
+            "Keyword '{full_name}' uses {kind} (line {line}), which the rf sandbox does not run in resource-file keywords: keyword calls, `${{x}} =` assignments and RETURN are run."
+        )));
+    }
+    // Owned, so the session can run them while it changes.
+    let spec = keyword.spec.clone();
+    let steps = keyword.body.clone();
+    let resolve = Resolve {
+        full_name: &full_name,
+        spec: &spec,
+        resolve_until: None,
+    };
+    let (positional, named) = resolve.resolve_dynamic(&s.store, args)?;
+    // Local names: the arguments and what the body assigns; their earlier values
+    // come back when the keyword ends. Taken before binding, which sets arguments
+    // for the defaults that use them.
+    let mut locals: Vec<String> = spec
+        .positional
+        .iter()
+        .chain(&spec.named_only)
+        .chain(&spec.varargs)
+        .chain(&spec.kwargs)
+        .map(|p| p.name.clone())
+        .collect();
+    for step in &steps {
+        if let Step::Call { assign, .. } = step {
+            locals.extend(assign.iter().filter_map(|a| base_of(a)));
+        }
+    }
+    let saved: Vec<(String, Option<Value>)> = locals
+        .iter()
+        .map(|n| (n.clone(), s.store.get(n).cloned()))
+        .collect();
+    let bound = match bind(s, &spec, positional, named) {
+        Ok(bound) => bound,
+        Err(e) => {
+            restore(s, saved);
+            return Err(e);
+        }
+    };
+    for (name, value) in bound {
+        s.store.set(&name, value);
+    }
+    let result = run_body(s, &steps);
+    restore(s, saved);
+    result
+}
+
+/// Puts back the values the session had for a keyword's local names.
+fn restore(s: &mut Session, saved: Vec<(String, Option<Value>)>) {
+    for (name, value) in saved {
+        match value {
+            Some(v) => s.store.set(&name, v),
+            None => {
+                s.store.remove(&name);
+            }
+        }
+    }
+}
+
+fn run_body(s: &mut Session, steps: &[Step]) -> RfResult<Value> {
+    for step in steps {
+        match step {
+            Step::Call { name, args, assign } => {
+                let raw: Vec<Arg> = args.iter().map(|a| Arg::Raw(a.clone())).collect();
+                let name = s.store.replace_string(name)?;
+                let value = s.run(&name, &raw)?;
+                s.assign_all(assign, value)?;
+            }
+            Step::Return(values) => {
+                let raw: Vec<Arg> = values.iter().map(|a| Arg::Raw(a.clone())).collect();
+                let mut values = s.store.replace_list(&raw)?;
+                return Ok(match values.len() {
+                    0 => Value::None,
+                    1 => values.remove(0),
+                    _ => Value::list(values),
+                });
+            }
+            // Refused before the body starts.
+            Step::Unsupported(..) => {}
+        }
+    }
+    Ok(Value::None)
+}
+
+/// Binds the call's values to the keyword's arguments as RF does: by position, then
+/// by name, then the default (resolved now, so it can use earlier arguments);
+/// `*rest` takes the positional values left, `**named` the named ones left.
+fn bind(
+    s: &mut Session,
+    spec: &Spec,
+    positional: Vec<Value>,
+    named: Vec<(String, Value)>,
+) -> RfResult<Vec<(String, Value)>> {
+    let mut named: Vec<(String, Value)> = named;
+    let mut bound: Vec<(String, Value)> = Vec::new();
+    let mut positional = positional.into_iter();
+    let mut take = |s: &mut Session, param: &crate::args::Param, from_position: Option<Value>| {
+        let value = match from_position {
+            Some(v) => v,
+            None => match named.iter().position(|(n, _)| *n == param.name) {
+                Some(i) => named.remove(i).1,
+                None => match &param.default {
+                    Some(Some(default)) => {
+                        // Earlier arguments are visible to a later default.
+                        for (n, v) in &bound {
+                            s.store.set(n, v.clone());
+                        }
+                        s.store.replace_scalar_str(&default.to_str())?
+                    }
+                    _ => Value::None,
+                },
+            },
+        };
+        bound.push((param.name.clone(), value));
+        Ok::<(), RfError>(())
+    };
+    for param in &spec.positional {
+        let value = positional.next();
+        take(s, param, value)?;
+    }
+    let rest: Vec<Value> = positional.collect();
+    for param in &spec.named_only {
+        take(s, param, None)?;
+    }
+    if let Some(varargs) = &spec.varargs {
+        bound.push((varargs.name.clone(), Value::list(rest)));
+    }
+    if let Some(kwargs) = &spec.kwargs {
+        let items = named.into_iter().map(|(k, v)| (Value::str(k), v)).collect();
+        bound.push((kwargs.name.clone(), Value::dict(items, true)));
+    }
+    Ok(bound)
+}
+
+/// `${name} =` -> `name`.
+fn base_of(target: &str) -> Option<String> {
+    let t = target.trim().trim_end_matches('=').trim_end();
+    let inner = t.get(2..t.len().checked_sub(1)?)?;
+    (t.len() > 3 && t.ends_with('}')).then(|| inner.to_string())
+}
+
+fn parse(text: &str, path: &str) -> RfResult<Value> {
+    let namespace = [
+        ("_text".to_string(), Value::str(text)),
+        ("_source".to_string(), Value::str(path)),
+    ];
+    let encoded = pyjson::encode_pairs(&namespace)
+        .map_err(|_| RfError::fail("internal error: the resource text did not encode"))?;
+    match host::evaluate(
+        "stephost_libraries.resource(_text, _source)",
+        "[]",
+        &encoded,
+        "stephost_libraries",
+    ) {
+        Ok(answer) => serde_json::from_str(&answer.value)
+            .map(|json| pyjson::decode(&json))
+            .map_err(|e| RfError::fail(format!("Importing resource file '{path}' failed: {e}"))),
+        Err(EvaluationError::Failed(m)) | Err(EvaluationError::Unavailable(m)) => Err(
+            RfError::fail(format!("Importing resource file '{path}' failed: {m}")),
+        ),
+        Err(EvaluationError::NoEvaluator(why)) => Err(RfError::fail(format!(
+            "Importing resource file '{path}' failed: resource files are parsed by Robot Framework in the host's Python interpreter, and this host has none ({why})."
+        ))),
+    }
+}
+
+fn list(value: Option<&Value>) -> Vec<Value> {
+    value.and_then(Value::list_items).unwrap_or_default()
+}
+
+fn text_of(value: Option<&Value>) -> String {
+    value.map(Value::to_str).unwrap_or_default()
+}
+
+/// `(name, args, body, line)` as `stephost_libraries.resource` lists a keyword.
+fn keyword_of(item: &Value) -> Option<UserKeyword> {
+    let fields = item.list_items()?;
+    let name = fields.first()?.as_str()?.to_string();
+    let args: Vec<String> = list(fields.get(1)).iter().map(Value::to_str).collect();
+    let body = list(fields.get(2))
+        .iter()
+        .filter_map(|step| {
+            let f = step.list_items()?;
+            Some(match text_of(f.first()).as_str() {
+                "KEYWORD" => Step::Call {
+                    name: text_of(f.get(1)),
+                    args: list(f.get(2)).iter().map(Value::to_str).collect(),
+                    assign: list(f.get(3)).iter().map(Value::to_str).collect(),
+                },
+                "RETURN" => Step::Return(list(f.get(1)).iter().map(Value::to_str).collect()),
+                other => Step::Unsupported(
+                    other.to_string(),
+                    match f.get(1) {
+                        Some(Value::Int(n)) => *n,
+                        _ => 0,
+                    },
+                ),
+            })
+        })
+        .collect();
+    Some(UserKeyword {
+        spec: crate::remote::spec_of(&args),
+        name,
+        args,
+        body,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use stephost_plugin::mock;
+    use stephost_plugin::python::{Evaluation, EvaluationError};
+
+    use crate::engine::Session;
+    use crate::keywords::operating_system::sandbox::{Folder, set_folders};
+    use crate::keywords::tests::{NoNetwork, call as run};
+
+    /// Answers every parse with one file: a variable and three keywords, as
+    /// `stephost_libraries.resource` lists them.
+    struct Parsed;
+
+    impl mock::MockHost for Parsed {
+        fn evaluate(
+            &mut self,
+            expression: &str,
+            _variables: &str,
+            _namespace: &str,
+            modules: &str,
+        ) -> Result<Evaluation, EvaluationError> {
+            assert!(expression.starts_with("stephost_libraries.resource("));
+            assert_eq!(modules, "stephost_libraries");
+            let t = |v| json!({ "tuple": v });
+            let answer = t(json!([
+                "PASS",
+                [],
+                [t(json!(["${GREETING}", ["Hello"], null]))],
+                [
+                    t(json!([
+                        "Greet",
+                        ["name", "punct=${name}!"],
+                        [
+                            t(json!([
+                                "KEYWORD",
+                                "Catenate",
+                                ["${GREETING}", "${name}${punct}"],
+                                ["${text} ="]
+                            ])),
+                            t(json!(["RETURN", ["${text}"]])),
+                        ],
+                        3
+                    ])),
+                    t(json!([
+                        "Pair",
+                        ["*items", "**named"],
+                        [t(json!(["RETURN", ["${items}", "${named}"]])),],
+                        8
+                    ])),
+                    t(json!(["Loop", [], [t(json!(["FOR", 12]))], 11])),
+                ],
+            ]));
+            Ok(Evaluation {
+                value: answer.to_string(),
+                truthy: true,
+                changed: "[]".into(),
+            })
+        }
+    }
+
+    #[test]
+    fn keywords_bind_arguments_as_rf_does_and_keep_their_locals() {
+        let dir = std::env::temp_dir().join(format!("rf-resource-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp folder");
+        std::fs::write(dir.join("common.resource"), "*** Keywords ***\n").expect("temp file");
+        let folder = dir.to_str().expect("UTF-8 temp path").to_string();
+        set_folders(vec![Folder {
+            path: folder.clone(),
+            read_only: true,
+        }]);
+        mock::reset();
+        mock::install(Parsed);
+        let mut s = Session::new(Box::new(NoNetwork));
+        s.store.set("name", crate::value::Value::str("outer"));
+        run(
+            &mut s,
+            "Import Resource",
+            &[&format!("{folder}/common.resource")],
+        )
+        .expect("imports");
+        assert!(
+            s.take_logs()
+                .iter()
+                .any(|l| l.message.ends_with("common.resource' (3 keywords)."))
+        );
+        // A default that uses an earlier argument, by position and by name.
+        assert_eq!(
+            run(&mut s, "Greet", &["Ann"]).expect("runs").repr(),
+            "'Hello AnnAnn!'"
+        );
+        assert_eq!(
+            run(&mut s, "common.greet", &["Bo", "punct=?"])
+                .expect("runs")
+                .repr(),
+            "'Hello Bo?'"
+        );
+        // The caller's `${name}` is back, the keyword's `${text}` gone.
+        assert_eq!(
+            s.store.get("name").map(|v| v.repr()).as_deref(),
+            Some("'outer'")
+        );
+        assert!(s.store.get("text").is_none());
+        let pair = run(&mut s, "Pair", &["a", "b", "k=v"]).expect("runs");
+        assert_eq!(pair.repr(), "[['a', 'b'], {'k': 'v'}]");
+        let error = run(&mut s, "Greet", &[]).expect_err("too few");
+        assert_eq!(
+            error.message,
+            "Keyword 'common.Greet' expected 1 to 2 arguments, got 0."
+        );
+        let error = run(&mut s, "Loop", &[]).expect_err("not run");
+        assert!(
+            error
+                .message
+                .starts_with("Keyword 'common.Loop' uses FOR (line 12)"),
+            "{}",
+            error.message
+        );
+        set_folders(Vec::new());
+        mock::reset();
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
