@@ -74,6 +74,7 @@ Shout
 """
 
 CALLS = [
+    ("Set Test Variable", ["${GREETING}", "Hi"]),
     ("Import Resource", ["${ATEST_DATA}/common.resource"]),
     ("Greet", ["World"]),
     ("Greet", ["World", "punct=?"]),
@@ -81,8 +82,8 @@ CALLS = [
     ("Greet", ["name=Ann"]),
     ("Count Fruits", ["cherry", "date"]),
     ("Describe", ["box", "color=red", "size=2"]),
-    ("Should Be Polite", ["Hello there"]),
     ("Should Be Polite", ["Hi there"]),
+    ("Should Be Polite", ["Hello there"]),
     ("Shout", ["hi"]),
     ("nested.Shout", ["x"]),
     ("common.Greet", ["X"]),
@@ -117,10 +118,11 @@ def test_resource_keywords_and_variables_agree_with_robot_framework(tmp_path):
     rf = [both["robot"][s["id"]] for s in steps]
     # Not only agreeing: doing what the file says.
     assert [r["status"] for r in rf].count("FAIL") == 3, rf   # impolite, too few, too many
-    assert rf[1]["value"] == "Hello, World!" and rf[2]["value"] == "Hello, World?"
-    assert rf[5]["value"] == 4 and rf[6]["value"] == ["box", ["color", "size"]]
-    assert rf[9]["value"] == "HI!" and rf[12]["value"] == ["v", "k"] and rf[15]["value"] == "a-b"
-    assert both["plugin"][steps[8]["id"]]["message"] == "'Hi there' does not start with 'Hello'"
+    # The test's own ${GREETING} wins over the resource's, which RF sets for the suite.
+    assert rf[2]["value"] == "Hi, World!" and rf[3]["value"] == "Hi, World?"
+    assert rf[6]["value"] == 4 and rf[7]["value"] == ["box", ["color", "size"]]
+    assert rf[10]["value"] == "HI!" and rf[13]["value"] == ["v", "k"] and rf[16]["value"] == "a-b"
+    assert both["plugin"][steps[9]["id"]]["message"] == "'Hello there' does not start with 'Hi'"
 
 
 async def test_what_the_sandbox_refuses_it_names(tmp_path):

@@ -138,8 +138,8 @@ pub(crate) fn import(s: &mut Session, path: &str, depth: usize) -> RfResult<()> 
 
 /// A variable of the file's `*** Variables ***`, as RF sets it: a scalar of several
 /// values joins them (with `separator=`, else a space), `@{x}` is a list, `&{x}` a
-/// dictionary of `name=value` items. An existing variable keeps its value, as RF
-/// does not let a resource override what the suite already has.
+/// dictionary of `name=value` items. RF sets them in the suite's scope, so a
+/// variable the session (a test) already has keeps its value.
 fn set_variable(
     s: &mut Session,
     variable: &Value,
