@@ -104,7 +104,7 @@ DATA = {}
 DATA_DIR = None
 
 
-def prepare(tests, corpus):
+def prepare(corpus):
     """Takes a corpus's libraries and data files before either side runs."""
     global DATA_DIR
     EXTRA_LIBRARIES[:] = corpus.get("libraries", [])
@@ -253,7 +253,7 @@ def main():
 
     corpus = load(opts.corpus)
     tests = corpus["tests"]
-    prepare(tests, corpus)
+    prepare(corpus)
     if opts.only:
         tests = [t for t in tests if opts.only in t["id"]]
     try:

@@ -298,7 +298,7 @@ def main():
                 if any(not s["setup"] for s in test["steps"]):
                     tests.append(test)
     number_steps(tests)
-    atest_differential.prepare(tests, {"data": data, "libraries": extra})
+    atest_differential.prepare({"data": data, "libraries": extra})
 
     first = atest_differential.run_robot(tests)
     # The second run takes the tests in reverse order: a call that passed only because

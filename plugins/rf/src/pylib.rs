@@ -79,10 +79,7 @@ pub(crate) fn import(s: &mut Session, name: &'static str, args: &[Value]) -> RfR
     if text_of(items.first()) != "PASS" {
         return Err(RfError::fail(text_of(items.get(1))));
     }
-    let keywords = items
-        .get(1)
-        .and_then(Value::list_items)
-        .unwrap_or_default()
+    let keywords = list(items.get(1))
         .iter()
         .filter_map(keyword_of)
         .collect::<Vec<_>>();
@@ -156,35 +153,57 @@ pub(crate) fn run_keyword(s: &mut Session, lib: usize, kw: usize, args: &[Arg]) 
     Err(error)
 }
 
-/// One call into the interpreter, its answer decoded; `what` names the call in
-/// failures (`Keyword 'XML.Get Element Text'`).
+/// Why a call into `stephost_libraries` gave no answer.
+pub(crate) enum CallFailure {
+    /// An argument nests deeper than the value encoding allows.
+    TooDeep,
+    /// The answer is not in the value encoding.
+    Unreadable(String),
+    /// The interpreter failed (a trap, a limit, the deadline): the module answers
+    /// what the library itself raises as values, so this is never the library's.
+    Failed(String),
+    /// The host has no interpreter.
+    NoEvaluator(String),
+}
+
+/// Calls `expression` (a function of `stephost_libraries`) with `namespace` in
+/// the instance's interpreter and decodes the answer; the callers word failures.
+pub(crate) fn call_module(
+    expression: &str,
+    namespace: &[(String, Value)],
+) -> Result<Value, CallFailure> {
+    let encoded = pyjson::encode_pairs(namespace).map_err(|_| CallFailure::TooDeep)?;
+    match host::evaluate(expression, "[]", &encoded, MODULE) {
+        Ok(answer) => serde_json::from_str(&answer.value)
+            .map(|json| pyjson::decode(&json))
+            .map_err(|e| CallFailure::Unreadable(e.to_string())),
+        Err(EvaluationError::Failed(message)) | Err(EvaluationError::Unavailable(message)) => {
+            Err(CallFailure::Failed(message))
+        }
+        Err(EvaluationError::NoEvaluator(why)) => Err(CallFailure::NoEvaluator(why)),
+    }
+}
+
+/// One call of library `library`; `what` names it in failures (`Keyword
+/// 'XML.Get Element Text'`).
 fn call(
     expression: &str,
     namespace: &[(String, Value)],
     library: &str,
     what: &str,
 ) -> RfResult<Value> {
-    let encoded = pyjson::encode_pairs(namespace).map_err(|_| {
-        RfError::fail(format!(
+    call_module(expression, namespace).map_err(|failure| match failure {
+        CallFailure::TooDeep => RfError::fail(format!(
             "An argument to library '{library}' nests deeper than 64 levels."
-        ))
-    })?;
-    match host::evaluate(expression, "[]", &encoded, MODULE) {
-        Ok(answer) => match serde_json::from_str(&answer.value) {
-            Ok(json) => Ok(pyjson::decode(&json)),
-            Err(e) => Err(RfError::fail(format!(
-                "The interpreter's answer for library '{library}' is unreadable: {e}"
-            ))),
-        },
-        // What the expression itself raised: our module answers failures as
-        // values, so this is the interpreter failing (it ran out of memory, say).
-        Err(EvaluationError::Failed(message)) | Err(EvaluationError::Unavailable(message)) => {
-            Err(RfError::fail(format!("{what} failed: {message}")))
-        }
-        Err(EvaluationError::NoEvaluator(why)) => Err(RfError::fail(format!(
+        )),
+        CallFailure::Unreadable(e) => RfError::fail(format!(
+            "The interpreter's answer for library '{library}' is unreadable: {e}"
+        )),
+        CallFailure::Failed(message) => RfError::fail(format!("{what} failed: {message}")),
+        CallFailure::NoEvaluator(why) => RfError::fail(format!(
             "Importing library '{library}' failed: Robot Framework's {library} library runs in the host's Python interpreter, and this host has none ({why})."
-        ))),
-    }
+        )),
+    })
 }
 
 /// The arguments of XML keyword `keyword` that RF reads as a file when given a
@@ -245,7 +264,13 @@ fn strings(texts: &[String]) -> Value {
     Value::list(texts.iter().map(|t| Value::str(t.clone())).collect())
 }
 
-fn text_of(value: Option<&Value>) -> String {
+/// The items of a list or tuple of an answer, none for anything else.
+pub(crate) fn list(value: Option<&Value>) -> Vec<Value> {
+    value.and_then(Value::list_items).unwrap_or_default()
+}
+
+/// An answer's text field, empty when it is missing.
+pub(crate) fn text_of(value: Option<&Value>) -> String {
     value.map(Value::to_str).unwrap_or_default()
 }
 
@@ -269,7 +294,7 @@ fn keyword_of(item: &Value) -> Option<PyKeyword> {
 
 /// Logs the `(level, text)` pairs the library logged, at RF's levels.
 fn log_messages(s: &mut Session, messages: Option<&Value>) {
-    for message in messages.and_then(Value::list_items).unwrap_or_default() {
+    for message in list(messages) {
         let pair = message.list_items().unwrap_or_default();
         let level = pair
             .first()

@@ -10,14 +10,12 @@
 
 use std::collections::HashMap;
 
-use stephost_plugin::python::{self as host, EvaluationError};
-
 use crate::args::{Resolve, Spec};
 use crate::engine::Session;
 use crate::error::{RfError, RfResult};
 use crate::keywords::operating_system::{paths, sandbox};
 use crate::matching::normalize_name;
-use crate::pyjson;
+use crate::pylib::{CallFailure, call_module, list, text_of};
 use crate::value::Value;
 use crate::variables::Arg;
 
@@ -344,32 +342,17 @@ fn parse(text: &str, path: &str) -> RfResult<Value> {
         ("_text".to_string(), Value::str(text)),
         ("_source".to_string(), Value::str(path)),
     ];
-    let encoded = pyjson::encode_pairs(&namespace)
-        .map_err(|_| RfError::fail("internal error: the resource text did not encode"))?;
-    match host::evaluate(
-        "stephost_libraries.resource(_text, _source)",
-        "[]",
-        &encoded,
-        "stephost_libraries",
-    ) {
-        Ok(answer) => serde_json::from_str(&answer.value)
-            .map(|json| pyjson::decode(&json))
-            .map_err(|e| RfError::fail(format!("Importing resource file '{path}' failed: {e}"))),
-        Err(EvaluationError::Failed(m)) | Err(EvaluationError::Unavailable(m)) => Err(
-            RfError::fail(format!("Importing resource file '{path}' failed: {m}")),
-        ),
-        Err(EvaluationError::NoEvaluator(why)) => Err(RfError::fail(format!(
-            "Importing resource file '{path}' failed: resource files are parsed by Robot Framework in the host's Python interpreter, and this host has none ({why})."
-        ))),
-    }
-}
-
-fn list(value: Option<&Value>) -> Vec<Value> {
-    value.and_then(Value::list_items).unwrap_or_default()
-}
-
-fn text_of(value: Option<&Value>) -> String {
-    value.map(Value::to_str).unwrap_or_default()
+    call_module("stephost_libraries.resource(_text, _source)", &namespace).map_err(|failure| {
+        RfError::fail(match failure {
+            CallFailure::TooDeep => "internal error: the resource text did not encode".to_string(),
+            CallFailure::Unreadable(m) | CallFailure::Failed(m) => {
+                format!("Importing resource file '{path}' failed: {m}")
+            }
+            CallFailure::NoEvaluator(why) => format!(
+                "Importing resource file '{path}' failed: resource files are parsed by Robot Framework in the host's Python interpreter, and this host has none ({why})."
+            ),
+        })
+    })
 }
 
 /// `(name, args, body, line)` as `stephost_libraries.resource` lists a keyword.
