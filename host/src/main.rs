@@ -4,6 +4,12 @@ mod cli;
 
 use std::process::ExitCode;
 
+// Why: a batch's JSON (request, plan, report, reply) is many small
+// short-lived allocations across tokio's worker threads, where glibc's malloc
+// spent a quarter of a 200-step batch's server time (BENCHMARKS.md).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     cli::main()
 }

@@ -407,8 +407,8 @@ async def test_skip_ends_the_batch_skipped_with_its_reason():
         assert out["summary"] == "2/3 executed, step 1 skipped: feature flag off"
         assert [st["status"] for st in out["steps"]] == ["PASS", "SKIP", "SKIPPED"]
         skipped = out["steps"][1]
-        assert skipped["message"] == "feature flag off" and skipped["error"] is None
-        assert skipped["attempts"] == 1
+        # rf-mcp's step record: no `error` key on a step that has none.
+        assert skipped["message"] == "feature flag off" and "error" not in skipped, skipped
         assert out["failure"] is None
         assert out["digest"] == {"passed": 1, "failed": 0, "total": 3, "skipped_at_step": 1}
         text = result.content[0].text
