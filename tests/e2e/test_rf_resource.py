@@ -4,8 +4,10 @@ with `[Arguments]` (defaults, `@{varargs}`, `&{kwargs}`, named arguments), sever
 assignment targets and `RETURN`. Every call runs through real Robot Framework, which
 imports the same file with the same keyword, and through `stephost serve`, and status,
 value and failure message are compared (tests/rf/atest_differential.py does both sides).
-Then what the sandbox refuses, and says why: a keyword with a `FOR` loop, a file outside
-the grant, a host that grants no folder.
+Then RF's control structures in resource keywords (IF, inline IF, FOR in all its
+flavours, WHILE with its limits, TRY/EXCEPT/ELSE/FINALLY, VAR, BREAK, CONTINUE, and what
+RF's parser reports as invalid), the same way against real RF. Then what the sandbox
+refuses, and says why: a file outside the grant, a host that grants no folder.
 """
 
 import json
@@ -73,6 +75,201 @@ Shout
     RETURN    ${upper}!
 """
 
+FLOW = """\
+*** Variables ***
+@{NUMBERS}      1    2    3    4    5
+&{PRICES}       apple=3    pear=5
+
+*** Keywords ***
+Classify
+    [Arguments]    ${n}
+    IF    ${n} < 0
+        RETURN    negative
+    ELSE IF    $n == '0'
+        RETURN    zero
+    ELSE IF    ${n} > 100
+        Fail    too big: ${n}
+    END
+    ${size} =    IF    ${n} > 10    Set Variable    large    ELSE    Set Variable    small
+    RETURN    ${size}
+
+Sum Until
+    [Arguments]    ${stop}
+    ${total} =    Set Variable    ${0}
+    FOR    ${n}    IN    @{NUMBERS}
+        IF    ${n} == ${stop}    BREAK
+        IF    ${n} % 2 == 0    CONTINUE
+        ${total} =    Evaluate    ${total} + ${n}
+    END
+    RETURN    ${total}
+
+Ranges
+    ${out} =    Create List
+    FOR    ${i}    IN RANGE    3
+        Append To List    ${out}    ${i}
+    END
+    FOR    ${i}    IN RANGE    10    2    -3
+        Append To List    ${out}    ${i}
+    END
+    FOR    ${x}    IN RANGE    0    1    0.25
+        Append To List    ${out}    ${x}
+    END
+    FOR    ${i}    IN RANGE    1+1
+        Append To List    ${out}    ${i}
+    END
+    RETURN    ${out}
+
+Bad Range
+    FOR    ${i}    IN RANGE    1    2    3    4
+        Log    ${i}
+    END
+
+Enumerated
+    ${out} =    Create List
+    FOR    ${index}    ${item}    IN ENUMERATE    a    b    c    start=1
+        Append To List    ${out}    ${index}:${item}
+    END
+    FOR    ${index}    ${key}    ${value}    IN ENUMERATE    &{PRICES}
+        Append To List    ${out}    ${index}:${key}=${value}
+    END
+    RETURN    ${out}
+
+Zipped
+    [Arguments]    ${mode}=SHORTEST
+    @{names} =    Create List    a    b    c
+    @{values} =    Create List    1    2
+    ${out} =    Create List
+    FOR    ${name}    ${value}    IN ZIP    ${names}    ${values}    mode=${mode}    fill=-
+        Append To List    ${out}    ${name}${value}
+    END
+    RETURN    ${out}
+
+Prices
+    ${out} =    Create List
+    FOR    ${key}    ${value}    IN    &{PRICES}
+        Append To List    ${out}    ${key}:${value}
+    END
+    FOR    ${pair}    IN    &{PRICES}
+        Append To List    ${out}    ${pair}
+    END
+    RETURN    ${out}
+
+First Over
+    [Arguments]    ${limit}
+    FOR    ${n}    IN    @{NUMBERS}
+        IF    ${n} > ${limit}    RETURN    ${n}
+    END
+    RETURN    none
+
+Count Up
+    [Arguments]    ${to}    ${limit}=NONE
+    ${n} =    Set Variable    ${0}
+    WHILE    ${n} < ${to}    limit=${limit}
+        ${n} =    Evaluate    ${n} + 1
+    END
+    RETURN    ${n}
+
+Spin
+    [Arguments]    ${on_limit}=FAIL
+    ${n} =    Set Variable    ${0}
+    WHILE    True    limit=3    on_limit=${on_limit}
+        ${n} =    Evaluate    ${n} + 1
+    END
+    RETURN    ${n}
+
+Spin Quietly
+    WHILE    True    limit=2    on_limit_message=gave up after ${2} rounds
+        No Operation
+    END
+
+Guarded
+    [Arguments]    ${message}
+    ${seen} =    Set Variable    nothing
+    TRY
+        Fail    ${message}
+    EXCEPT    ValueError: *    type=glob    AS    ${err}
+        ${seen} =    Set Variable    value: ${err}
+    EXCEPT    boom    timeout
+        ${seen} =    Set Variable    literal
+    EXCEPT    ^\\\\d+$    type=REGEXP
+        ${seen} =    Set Variable    digits
+    ELSE
+        ${seen} =    Set Variable    else
+    FINALLY
+        Log    finally ran
+    END
+    RETURN    ${seen}
+
+Clean Run
+    TRY
+        ${x} =    Set Variable    fine
+    EXCEPT
+        ${x} =    Set Variable    caught
+    ELSE
+        ${x} =    Catenate    ${x}    and else
+    FINALLY
+        ${x} =    Catenate    ${x}    and finally
+    END
+    RETURN    ${x}
+
+Bad Pattern
+    TRY
+        Fail    x
+    EXCEPT    x    type=fuzzy
+        No Operation
+    END
+
+Variables
+    VAR    ${joined}    a    b    c    separator=-
+    VAR    @{items}    x    y
+    VAR    &{map}    k=v
+    VAR    ${FLOW_MARK}    set here    scope=TEST
+    VAR    ${local_only}    gone later
+    RETURN    ${joined}    ${items}    ${map}
+
+Bad Condition
+    IF    ${undefined} > 1
+        No Operation
+    END
+
+Broken Loop
+    FOR    ${i}
+        Log    ${i}
+    END
+
+Bad Dict Loop
+    FOR    ${a}    ${b}    ${c}    IN    &{PRICES}
+        Log    ${a}
+    END
+"""
+
+FLOW_CALLS = [
+    ("Import Resource", ["${ATEST_DATA}/flow.resource"]),
+    ("Classify", ["-5"]), ("Classify", ["0"]), ("Classify", ["7"]), ("Classify", ["50"]),
+    ("Classify", ["500"]),
+    ("Sum Until", ["4"]), ("Sum Until", ["99"]),
+    ("Ranges", []),
+    ("Enumerated", []),
+    ("Zipped", []), ("Zipped", ["LONGEST"]), ("Zipped", ["STRICT"]), ("Zipped", ["sideways"]),
+    ("Prices", []),
+    ("First Over", ["2"]), ("First Over", ["9"]),
+    ("Count Up", ["4"]), ("Count Up", ["4", "10"]), ("Count Up", ["4", "2"]), ("Count Up", ["1", "0"]),
+    ("Spin", []), ("Spin", ["PASS"]), ("Spin", ["maybe"]), ("Spin Quietly", []),
+    ("Guarded", ["ValueError: bad"]), ("Guarded", ["boom"]), ("Guarded", ["timeout"]),
+    ("Guarded", ["123"]), ("Guarded", ["other"]),
+    ("Clean Run", []),
+    ("Variables", []),
+    ("Set Variable", ["${FLOW_MARK}"]),
+    ("Variable Should Not Exist", ["${local_only}"]),
+    ("Variable Should Not Exist", ["${n}"]),
+    ("Bad Condition", []),
+]
+
+# Errors in the data itself (RF's syntax errors): TRY does not catch them, so each
+# ends its test.
+FLOW_SYNTAX = [[("Import Resource", ["${ATEST_DATA}/flow.resource"]), (k, [])]
+               for k in ("Bad Range", "Broken Loop", "Bad Dict Loop", "Bad Pattern")]
+
 CALLS = [
     ("Set Test Variable", ["${GREETING}", "Hi"]),
     ("Import Resource", ["${ATEST_DATA}/common.resource"]),
@@ -99,15 +296,21 @@ CALLS = [
 ]
 
 
-def test_resource_keywords_and_variables_agree_with_robot_framework(tmp_path):
-    steps = [{"id": f"resource#{i}", "keyword": k, "args": a, "assign": [], "setup": False}
-             for i, (k, a) in enumerate(CALLS)]
-    corpus = {"source": {"robotframework": "7"}, "libraries": [],
-              "data": {"common.resource": COMMON, "nested.resource": NESTED},
-              "tests": [{"id": "resource", "steps": steps}]}
-    path = tmp_path / "corpus.json"
+def differential(tmp_path, name, calls, data, more=()):
+    """Runs `calls` as one test through real RF and through stephost, and each list
+    of calls in `more` as a test of its own (a syntax error ends its test); both
+    sides' answers, which must all agree."""
+    tests = []
+    for t, test_calls in enumerate([calls, *more]):
+        prefix = name if t == 0 else f"{name}-{t}"
+        tests.append({"id": prefix, "steps": [
+            {"id": f"{prefix}#{i}", "keyword": k, "args": a, "assign": [], "setup": False}
+            for i, (k, a) in enumerate(test_calls)]})
+    steps = tests[0]["steps"]
+    corpus = {"source": {"robotframework": "7"}, "libraries": [], "data": data, "tests": tests}
+    path = tmp_path / f"{name}.json"
     path.write_text(json.dumps(corpus))
-    out_json = tmp_path / "both.json"
+    out_json = tmp_path / f"{name}-both.json"
     proc = subprocess.run(
         [sys.executable, str(ROOT / "tests/rf/atest_differential.py"), "--stephost", BIN,
          "--corpus", str(path), "--json", str(out_json), "--min", "100", "--list"],
@@ -115,7 +318,12 @@ def test_resource_keywords_and_variables_agree_with_robot_framework(tmp_path):
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-8000:]
     both = json.loads(out_json.read_text())
-    rf = [both["robot"][s["id"]] for s in steps]
+    return steps, both, [both["robot"][s["id"]] for s in steps]
+
+
+def test_resource_keywords_and_variables_agree_with_robot_framework(tmp_path):
+    steps, both, rf = differential(tmp_path, "resource", CALLS,
+                                   {"common.resource": COMMON, "nested.resource": NESTED})
     # Not only agreeing: doing what the file says.
     assert [r["status"] for r in rf].count("FAIL") == 3, rf   # impolite, too few, too many
     # The test's own ${GREETING} wins over the resource's, which RF sets for the suite.
@@ -141,8 +349,8 @@ async def test_what_the_sandbox_refuses_it_names(tmp_path):
             assert out["status"] == "FAIL", out
             return step_error(out["steps"][0])
 
-        loop = await fails("Loop Over Fruits")
-        assert "Keyword 'common.Loop Over Fruits' uses FOR (line 39)" in loop, loop
+        looped = await rf_batch(s, [kw("Loop Over Fruits")], "res")
+        assert looped["status"] == "PASS", looped
         assert "outside the folders granted" in await fails("Import Resource", "/etc/hostname")
         assert f"Resource file '{d}/missing.resource' does not exist." in await fails(
             "Import Resource", d / "missing.resource")
@@ -153,3 +361,37 @@ async def test_what_the_sandbox_refuses_it_names(tmp_path):
     async with host_with('[plugins.grants.rf]\nhttp = ["loopback:*"]\n') as s:
         out = await rf_batch(s, [kw("Import Resource", d / "common.resource")], "none")
         assert "grants the rf plugin no folders" in step_error(out["steps"][0]), out
+        # Resource text in place of a path needs no folder: its `${name}` is the
+        # keyword's own, not resolved at the import.
+        inline = ("*** Keywords ***\nGreet Twice\n    [Arguments]    ${name}\n"
+                  "    FOR    ${i}    IN RANGE    2\n        ${name} =    Catenate    ${name}    ${name}\n"
+                  "    END\n    RETURN    ${name}\n")
+        out = await rf_batch(s, [kw("Import Resource", inline), kw("Greet Twice", "a"),
+                                 kw("inline.Greet Twice", "b")], "inline")
+        assert out["status"] == "PASS", out
+        assert [st.get("return_value") for st in out["steps"]] == [None, "a a a a", "b b b b"], out
+        out = await rf_batch(s, [kw("Import Resource", "*** Test Cases ***\nT\n    Log    x\n")], "inline")
+        assert "Resource file with 'Test Cases' section is invalid" in step_error(out["steps"][0]), out
+
+
+def test_control_structures_in_resource_keywords_agree_with_robot_framework(tmp_path):
+    steps, both, rf = differential(tmp_path, "flow", FLOW_CALLS, {"flow.resource": FLOW}, FLOW_SYNTAX)
+    for t in range(1, len(FLOW_SYNTAX) + 1):
+        assert both["robot"][f"flow-{t}#1"]["status"] == "FAIL", both["robot"]
+    by_call = {f"{k} {' '.join(a)}".strip(): r for (k, a), r in zip(FLOW_CALLS, rf)}
+    # Not only agreeing: each structure did what it says.
+    assert [by_call[f"Classify {n}"]["value"] for n in ("-5", "0", "7", "50")] == [
+        "negative", "zero", "small", "large"]
+    assert by_call["Sum Until 4"]["value"] == 4 and by_call["Sum Until 99"]["value"] == 9
+    assert by_call["Ranges"]["value"] == [0, 1, 2, 10, 7, 4, 0.0, 0.25, 0.5, 0.75, 0, 1]
+    assert by_call["Enumerated"]["value"] == ["1:a", "2:b", "3:c", "0:apple=3", "1:pear=5"]
+    assert by_call["Zipped LONGEST"]["value"] == ["a1", "b2", "c-"]
+    assert by_call["First Over 2"]["value"] == "3" and by_call["First Over 9"]["value"] == "none"
+    assert by_call["Count Up 4 2"]["status"] == "FAIL" and by_call["Spin PASS"]["value"] == 3
+    assert [by_call[f"Guarded {m}"]["value"] for m in ("ValueError: bad", "boom", "123")] == [
+        "value: ValueError: bad", "literal", "digits"]
+    assert by_call["Guarded other"]["status"] == "FAIL"
+    assert by_call["Clean Run"]["value"] == "fine and else and finally"
+    assert by_call["Set Variable ${FLOW_MARK}"]["value"] == "set here"
+    fails = [c for c, r in by_call.items() if r["status"] == "FAIL"]
+    assert len(fails) == 10, fails

@@ -183,24 +183,52 @@ def resource(text, source):
     """Parses resource file `text` (read by the plugin from `source`) with Robot
     Framework's own parser. Answers ("PASS", imports, variables, keywords) or ("FAIL",
     RF's message): imports (type, name, args, alias), variables (name, values,
-    separator), keywords (name, arguments in the remote API's form, body, line), each
-    body item ("KEYWORD", name, args, assign), ("RETURN", values) or (its type, line)
-    for a structure the plugin does not run."""
+    separator), keywords (name, arguments in the remote API's form, body as `_body`
+    answers it, line)."""
     try:
         parsed = ResourceFile.from_string(text)
     except DataError as error:
         return ("FAIL", error.message.replace("'None'", repr(source)))
     imports = [(item.type, item.name, list(item.args), item.alias) for item in parsed.imports]
     variables = [(v.name, list(v.value), v.separator) for v in parsed.variables]
-    keywords = []
-    for kw in parsed.keywords:
-        body = []
-        for item in kw.body:
-            if item.type == "KEYWORD":
-                body.append(("KEYWORD", item.name, list(item.args), list(item.assign)))
-            elif item.type == "RETURN":
-                body.append(("RETURN", list(item.values)))
-            else:
-                body.append((item.type, item.lineno))
-        keywords.append((kw.name, _spec(kw.args), body, kw.lineno))
+    keywords = [(kw.name, _spec(kw.args), _body(kw.body), kw.lineno) for kw in parsed.keywords]
     return ("PASS", imports, variables, keywords)
+
+
+def _body(items):
+    """A keyword body as the plugin runs it, each item a tuple led by its type:
+    ("KEYWORD", name, args, assign), ("RETURN", values), ("IF", [(branch type,
+    condition, body)]), ("FOR", flavor, assign, values, start, mode, fill, body),
+    ("WHILE", condition, limit, on_limit, on_limit_message, body), ("TRY",
+    [(branch type, patterns, pattern type, assign, body)]), ("VAR", name, values,
+    scope, separator), ("BREAK",), ("CONTINUE",); ("INVALID", RF's message, line)
+    for what RF's parser found wrong, which fails when reached, as in RF; (type,
+    line) for anything else."""
+    body = []
+    for item in items:
+        kind = item.type
+        error = getattr(item, "error", None)
+        if error:
+            body.append(("INVALID", error, item.lineno))
+        elif kind == "KEYWORD":
+            body.append(("KEYWORD", item.name, list(item.args), list(item.assign)))
+        elif kind == "RETURN":
+            body.append(("RETURN", list(item.values)))
+        elif kind == "IF/ELSE ROOT":
+            body.append(("IF", [(b.type, b.condition, _body(b.body)) for b in item.body]))
+        elif kind == "FOR":
+            body.append(("FOR", item.flavor, list(item.assign), list(item.values), item.start, item.mode,
+                         item.fill, _body(item.body)))
+        elif kind == "WHILE":
+            body.append(("WHILE", item.condition, item.limit, item.on_limit, item.on_limit_message,
+                         _body(item.body)))
+        elif kind == "TRY/EXCEPT ROOT":
+            body.append(("TRY", [(b.type, list(b.patterns), b.pattern_type, b.assign, _body(b.body))
+                                 for b in item.body]))
+        elif kind == "VAR":
+            body.append(("VAR", item.name, list(item.value), item.scope, item.separator))
+        elif kind in ("BREAK", "CONTINUE"):
+            body.append((kind,))
+        else:
+            body.append((kind, item.lineno))
+    return body

@@ -37,6 +37,9 @@ pub struct RfError {
     /// RF's `fatal` flag: the whole run stops. Wrappers such as `Run Keyword And Ignore
     /// Error` do not swallow fatal failures.
     pub fatal: bool,
+    /// RF's `syntax` flag: the data itself is invalid (`FOR IN RANGE` with four
+    /// values, a `FOR` without `IN`), so `TRY` and the catching wrappers let it pass.
+    pub syntax: bool,
     /// `Pass Execution`: not a failure; it unwinds through wrappers and the step passes.
     pub pass: bool,
     /// `Skip` / `Skip If`: not a failure either; it unwinds through wrappers and the
@@ -59,6 +62,7 @@ impl RfError {
             code,
             continuable: false,
             fatal: false,
+            syntax: false,
             pass: false,
             skip: false,
             returning: false,
@@ -116,6 +120,13 @@ impl RfError {
         Self::new(message.into(), Code::Denied)
     }
 
+    /// An error in the test data itself (RF's `DataError(..., syntax=True)`).
+    pub fn syntax(message: impl Into<String>) -> Self {
+        let mut e = Self::new(message.into(), Code::Failed);
+        e.syntax = true;
+        e
+    }
+
     /// The signal `Pass Execution` raises.
     pub fn pass_execution(message: impl Into<String>) -> Self {
         let mut e = Self::new(message.into(), Code::Failed);
@@ -146,7 +157,7 @@ impl RfError {
     /// Whether wrappers that catch failures (`Run Keyword And Ignore Error`, `Wait Until
     /// Keyword Succeeds`) may catch this one.
     pub fn catchable(&self) -> bool {
-        !self.fatal && !self.is_signal()
+        !self.fatal && !self.syntax && !self.is_signal()
     }
 }
 

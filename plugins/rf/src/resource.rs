@@ -4,9 +4,11 @@
 //! for what is not, are RF's; the plugin sets the file's variables, makes its
 //! imports, and runs its keywords.
 //!
-//! A keyword body may hold keyword calls (with `${x} =` assignments) and `RETURN`;
-//! a keyword that holds a control structure (`FOR`, `IF`, `TRY`, `WHILE`, `VAR`...)
-//! imports, and fails when called, saying which structure on which line.
+//! A keyword body runs as RF runs it: keyword calls with `${x} =` assignments,
+//! `RETURN`, and the control structures (`IF`, `FOR`, `WHILE`, `TRY`, `VAR`,
+//! `BREAK`, `CONTINUE`, `GROUP`; [`body`]).
+
+mod body;
 
 use std::collections::HashMap;
 
@@ -43,52 +45,42 @@ pub(crate) struct UserKeyword {
     /// `[Arguments]` in the remote API's form (`a`, `b=default`, `*rest`, `**named`).
     pub(crate) args: Vec<String>,
     spec: Spec,
-    body: Vec<Step>,
+    body: Vec<body::Step>,
 }
 
-#[derive(Clone)]
-enum Step {
-    Call {
-        name: String,
-        args: Vec<String>,
-        assign: Vec<String>,
-    },
-    Return(Vec<String>),
-    /// A structure the plugin does not run: its type and line.
-    Unsupported(String, i64),
+/// Resource text given inline (`Import Resource` of text rather than a path): its
+/// keywords are qualified with this name.
+const INLINE: &str = "inline";
+
+/// Whether `Import Resource`'s argument is resource text rather than a path.
+pub(crate) fn is_inline(text: &str) -> bool {
+    text.contains('\n') || text.trim_start().starts_with("***")
 }
 
 /// `Import Resource    path`: reads, parses and imports the file; answers the name
-/// its keywords are qualified with and how many there are.
+/// its keywords are qualified with and how many there are. Text holding a line
+/// break or starting with `***` is a resource itself, read from the call; its own
+/// imports still come from the granted folders.
 pub(crate) fn import(s: &mut Session, path: &str, depth: usize) -> RfResult<()> {
     if depth >= MAX_NESTING {
         return Err(RfError::fail(format!(
             "Resource file '{path}' is imported more than {MAX_NESTING} levels deep."
         )));
     }
-    let given = path;
-    let path = paths::absnorm(path, &sandbox::cwd());
-    if sandbox::folders().is_empty() {
-        return Err(RfError::denied(format!(
-            "Resource file '{path}' cannot be imported: the host grants the rf plugin no folders to read it from; grant one with {}.",
-            sandbox::GRANT_KEY
-        )));
-    }
-    sandbox::readable(&path)?;
-    if !sandbox::is_file(&path) {
-        // RF names the file as it was given.
-        return Err(RfError::fail(format!(
-            "Resource file '{given}' does not exist."
-        )));
-    }
-    let bytes = sandbox::read_bounded(&path)?;
-    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let inline = is_inline(path);
+    let (text, path, folder) = if inline {
+        (path.to_string(), format!("<{INLINE}>"), sandbox::cwd())
+    } else {
+        let text = read_file(path)?;
+        let path = paths::absnorm(path, &sandbox::cwd());
+        let folder = paths::dirname(&path);
+        (text, path, folder)
+    };
     let answer = parse(&text, &path)?;
     let items = answer.list_items().unwrap_or_default();
     if text_of(items.first()) != "PASS" {
         return Err(RfError::fail(text_of(items.get(1))));
     }
-    let folder = paths::dirname(&path);
     let curdir = |text: &str| text.replace("${CURDIR}", &folder);
     for item in list(items.get(1)) {
         let fields = item.list_items().unwrap_or_default();
@@ -125,19 +117,42 @@ pub(crate) fn import(s: &mut Session, path: &str, depth: usize) -> RfResult<()> 
         .enumerate()
         .map(|(i, kw)| (normalize_name(&kw.name), i))
         .collect();
-    let lib_name = paths::splitext(&paths::basename(&path)).0;
     let count = keywords.len();
-    s.add_resource(lib_name, ResourceLib { keywords, by_name });
-    s.info(format!(
-        "Imported resource file '{path}' ({count} keywords)."
-    ));
+    if inline {
+        s.add_resource(INLINE.to_string(), ResourceLib { keywords, by_name });
+        s.info(format!("Imported resource text ({count} keywords)."));
+    } else {
+        let lib_name = paths::splitext(&paths::basename(&path)).0;
+        s.add_resource(lib_name, ResourceLib { keywords, by_name });
+        s.info(format!(
+            "Imported resource file '{path}' ({count} keywords)."
+        ));
+    }
     Ok(())
 }
 
-/// A variable of the file's `*** Variables ***`, as RF sets it: a scalar of several
-/// values joins them (with `separator=`, else a space), `@{x}` is a list, `&{x}` a
-/// dictionary of `name=value` items. RF sets them in the suite's scope, so a
-/// variable the session (a test) already has keeps its value.
+/// The text of resource file `given`, from the granted folders.
+fn read_file(given: &str) -> RfResult<String> {
+    let path = paths::absnorm(given, &sandbox::cwd());
+    if sandbox::folders().is_empty() {
+        return Err(RfError::denied(format!(
+            "Resource file '{path}' cannot be imported: the host grants the rf plugin no folders to read it from; grant one with {}.",
+            sandbox::GRANT_KEY
+        )));
+    }
+    sandbox::readable(&path)?;
+    if !sandbox::is_file(&path) {
+        // RF names the file as it was given.
+        return Err(RfError::fail(format!(
+            "Resource file '{given}' does not exist."
+        )));
+    }
+    let bytes = sandbox::read_bounded(&path)?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// A variable of the file's `*** Variables ***`. RF sets them in the suite's
+/// scope, so a variable the session (a test) already has keeps its value.
 fn set_variable(
     s: &mut Session,
     variable: &Value,
@@ -145,39 +160,57 @@ fn set_variable(
 ) -> RfResult<()> {
     let fields = variable.list_items().unwrap_or_default();
     let name = text_of(fields.first());
-    let values: Vec<Arg> = list(fields.get(1))
+    let values: Vec<String> = list(fields.get(1))
         .iter()
-        .map(|v| Arg::Raw(curdir(&v.to_str())))
+        .map(|v| curdir(&v.to_str()))
         .collect();
     let separator = fields
         .get(2)
         .filter(|v| !matches!(v, Value::None))
         .map(Value::to_str);
+    if let Some(base) = body::base_of(&name)
+        && s.store.get(&base).is_some()
+    {
+        return Ok(());
+    }
+    let (base, value) = variable_value(s, &name, &values, separator.as_deref())?;
+    s.store.set(&base, value);
+    Ok(())
+}
+
+/// A variable's name without its decoration and its value, as RF resolves a
+/// variable table entry or `VAR`: a scalar of several values joins them (with
+/// `separator`, else a space), `@{x}` is a list, `&{x}` a dictionary of
+/// `name=value` items.
+fn variable_value(
+    s: &mut Session,
+    name: &str,
+    values: &[String],
+    separator: Option<&str>,
+) -> RfResult<(String, Value)> {
+    let values: Vec<Arg> = values.iter().map(|v| Arg::Raw(v.clone())).collect();
     let (sigil, base) = match (
         name.chars().next(),
         name.get(2..name.len().saturating_sub(1)),
     ) {
-        (Some(c @ ('$' | '@' | '&')), Some(base)) => (c, base.to_string()),
+        (Some(c @ ('$' | '@' | '&')), Some(base)) if name.ends_with('}') => (c, base.to_string()),
         _ => return Err(RfError::fail(format!("Invalid variable name '{name}'."))),
     };
-    if s.store.get(&base).is_some() {
-        return Ok(());
-    }
     let value = match sigil {
         '@' => s.run("Create List", &values)?,
         '&' => s.run("Create Dictionary", &values)?,
+        _ if values.is_empty() => Value::str(""),
         _ if values.len() == 1 && separator.is_none() => s.store.replace_scalar(&values[0])?,
         _ => {
             let mut call = vec![Arg::Value(Value::str(format!(
                 "SEPARATOR={}",
-                separator.unwrap_or_else(|| " ".into())
+                separator.unwrap_or(" ")
             )))];
             call.extend(values);
             s.run("Catenate", &call)?
         }
     };
-    s.store.set(&base, value);
-    Ok(())
+    Ok((base, value))
 }
 
 /// Runs keyword `kw` of the resource at `lib` with `args`: its arguments bound as
@@ -189,14 +222,9 @@ pub(crate) fn run_keyword(s: &mut Session, lib: usize, kw: usize, args: &[Arg]) 
     };
     let keyword = &resource.keywords[kw];
     let full_name = format!("{}.{}", s.libraries[lib].name, keyword.name);
-    if let Some(Step::Unsupported(kind, line)) = keyword
-        .body
-        .iter()
-        .find(|step| matches!(step, Step::Unsupported(..)))
-    {
-        let kind = kind.split('/').next().unwrap_or(kind);
+    if let Some((kind, line)) = body::unsupported(&keyword.body) {
         return Err(RfError::fail(format!(
-            "Keyword '{full_name}' uses {kind} (line {line}), which the rf sandbox does not run in resource-file keywords: keyword calls, `${{x}} =` assignments and RETURN are run."
+            "Keyword '{full_name}' uses {kind} (line {line}), which the rf sandbox does not run in resource-file keywords."
         )));
     }
     // Owned, so the session can run them while it changes.
@@ -219,11 +247,7 @@ pub(crate) fn run_keyword(s: &mut Session, lib: usize, kw: usize, args: &[Arg]) 
         .chain(&spec.kwargs)
         .map(|p| p.name.clone())
         .collect();
-    for step in &steps {
-        if let Step::Call { assign, .. } = step {
-            locals.extend(assign.iter().filter_map(|a| base_of(a)));
-        }
-    }
+    body::locals(&steps, &mut locals);
     let saved: Vec<(String, Option<Value>)> = locals
         .iter()
         .map(|n| (n.clone(), s.store.get(n).cloned()))
@@ -238,7 +262,10 @@ pub(crate) fn run_keyword(s: &mut Session, lib: usize, kw: usize, args: &[Arg]) 
     for (name, value) in bound {
         s.store.set(&name, value);
     }
-    let result = run_body(s, &steps);
+    let result = body::run_body(s, &steps).map(|flow| match flow {
+        body::Flow::Return(value) => value,
+        _ => Value::None,
+    });
     restore(s, saved);
     result
 }
@@ -253,31 +280,6 @@ fn restore(s: &mut Session, saved: Vec<(String, Option<Value>)>) {
             }
         }
     }
-}
-
-fn run_body(s: &mut Session, steps: &[Step]) -> RfResult<Value> {
-    for step in steps {
-        match step {
-            Step::Call { name, args, assign } => {
-                let raw: Vec<Arg> = args.iter().map(|a| Arg::Raw(a.clone())).collect();
-                let name = s.store.replace_string(name)?;
-                let value = s.run(&name, &raw)?;
-                s.assign_all(assign, value)?;
-            }
-            Step::Return(values) => {
-                let raw: Vec<Arg> = values.iter().map(|a| Arg::Raw(a.clone())).collect();
-                let mut values = s.store.replace_list(&raw)?;
-                return Ok(match values.len() {
-                    0 => Value::None,
-                    1 => values.remove(0),
-                    _ => Value::list(values),
-                });
-            }
-            // Refused before the body starts.
-            Step::Unsupported(..) => {}
-        }
-    }
-    Ok(Value::None)
 }
 
 /// Binds the call's values to the keyword's arguments as RF does: by position, then
@@ -330,13 +332,6 @@ fn bind(
     Ok(bound)
 }
 
-/// `${name} =` -> `name`.
-fn base_of(target: &str) -> Option<String> {
-    let t = target.trim().trim_end_matches('=').trim_end();
-    let inner = t.get(2..t.len().checked_sub(1)?)?;
-    (t.len() > 3 && t.ends_with('}')).then(|| inner.to_string())
-}
-
 fn parse(text: &str, path: &str) -> RfResult<Value> {
     let namespace = [
         ("_text".to_string(), Value::str(text)),
@@ -360,27 +355,7 @@ fn keyword_of(item: &Value) -> Option<UserKeyword> {
     let fields = item.list_items()?;
     let name = fields.first()?.as_str()?.to_string();
     let args: Vec<String> = list(fields.get(1)).iter().map(Value::to_str).collect();
-    let body = list(fields.get(2))
-        .iter()
-        .filter_map(|step| {
-            let f = step.list_items()?;
-            Some(match text_of(f.first()).as_str() {
-                "KEYWORD" => Step::Call {
-                    name: text_of(f.get(1)),
-                    args: list(f.get(2)).iter().map(Value::to_str).collect(),
-                    assign: list(f.get(3)).iter().map(Value::to_str).collect(),
-                },
-                "RETURN" => Step::Return(list(f.get(1)).iter().map(Value::to_str).collect()),
-                other => Step::Unsupported(
-                    other.to_string(),
-                    match f.get(1) {
-                        Some(Value::Int(n)) => *n,
-                        _ => 0,
-                    },
-                ),
-            })
-        })
-        .collect();
+    let body = body::steps_of(fields.get(2));
     Some(UserKeyword {
         spec: crate::remote::spec_of(&args),
         name,
@@ -439,7 +414,7 @@ mod tests {
                         [t(json!(["RETURN", ["${items}", "${named}"]])),],
                         8
                     ])),
-                    t(json!(["Loop", [], [t(json!(["FOR", 12]))], 11])),
+                    t(json!(["Loop", [], [t(json!(["SOMEDAY", 12]))], 11])),
                 ],
             ]));
             Ok(Evaluation {
@@ -499,11 +474,12 @@ mod tests {
             error.message,
             "Keyword 'common.Greet' expected 1 to 2 arguments, got 0."
         );
+        // A structure a later RF may add, which this plugin does not know.
         let error = run(&mut s, "Loop", &[]).expect_err("not run");
         assert!(
             error
                 .message
-                .starts_with("Keyword 'common.Loop' uses FOR (line 12)"),
+                .starts_with("Keyword 'common.Loop' uses SOMEDAY (line 12)"),
             "{}",
             error.message
         );

@@ -325,9 +325,11 @@ pub(super) fn import_variables(s: &mut Session, rest: &[Arg]) -> RfResult<Value>
 
 /// `Import Resource    path`: a resource file in the plugin's granted folders. It is
 /// a run-keyword variant that resolves nothing itself (RF resolves the path when
-/// importing), so the path comes raw.
+/// importing), so the path comes raw. Resource text given in place of a path is
+/// parsed as written: its `${name}`s are the keywords' own.
 pub(super) fn import_resource(s: &mut Session, rest: &[Arg]) -> RfResult<Value> {
     let path = match rest.first() {
+        Some(Arg::Raw(p)) if crate::resource::is_inline(p) => p.clone(),
         Some(Arg::Raw(p)) => s.store.replace_string(p)?,
         Some(Arg::Value(v)) => v.to_str(),
         None => {
