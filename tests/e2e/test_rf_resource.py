@@ -6,7 +6,8 @@ imports the same file with the same keyword, and through `stephost serve`, and s
 value and failure message are compared (tests/rf/atest_differential.py does both sides).
 Then RF's control structures in resource keywords (IF, inline IF, FOR in all its
 flavours, WHILE with its limits, TRY/EXCEPT/ELSE/FINALLY, VAR, BREAK, CONTINUE, and what
-RF's parser reports as invalid), the same way against real RF. Then what the sandbox
+RF's parser reports as invalid), [Setup] and [Teardown], embedded arguments and the
+Return From Keyword family, the same way against real RF. Then what the sandbox
 refuses, and says why: a file outside the grant, a host that grants no folder.
 """
 
@@ -227,6 +228,47 @@ Variables
     VAR    ${local_only}    gone later
     RETURN    ${joined}    ${items}    ${map}
 
+Old Style Return
+    [Arguments]    ${limit}
+    FOR    ${n}    IN    @{NUMBERS}
+        Return From Keyword If    ${n} > ${limit}    ${n}    found
+    END
+    Run Keyword And Return    Catenate    none    over    ${limit}
+
+Return Of Failure
+    Run Keyword And Return    Should Be Equal    a    b
+    Fail    not reached
+
+User ${name} Has ${count:[0-9]+} Items
+    RETURN    ${name}:${count}
+
+Add ${item} To ${target}
+    Append To List    ${target}    ${item}
+    ${n} =    Get Length    ${target}
+    RETURN    ${n}
+
+With Teardown
+    [Arguments]    ${fail}=no
+    [Teardown]    Set Test Variable    ${TD_MARK}    cleaned after ${fail}
+    IF    $fail == 'yes'    Fail    body broke
+    RETURN    done
+
+Broken Teardown
+    [Arguments]    ${fail}=no
+    [Teardown]    Fail    teardown broke
+    IF    $fail == 'yes'    Fail    body broke
+    RETURN    done
+
+With Setup
+    [Setup]    Set Test Variable    ${SETUP_MARK}    ran
+    RETURN    ${SETUP_MARK}
+
+Broken Setup
+    [Setup]    Fail    setup broke
+    [Teardown]    Set Test Variable    ${TD_MARK}    after a failed setup
+    Set Test Variable    ${TD_MARK}    body ran
+    RETURN    never
+
 Bad Condition
     IF    ${undefined} > 1
         No Operation
@@ -262,6 +304,12 @@ FLOW_CALLS = [
     ("Set Variable", ["${FLOW_MARK}"]),
     ("Variable Should Not Exist", ["${local_only}"]),
     ("Variable Should Not Exist", ["${n}"]),
+    ("Old Style Return", ["3"]), ("Old Style Return", ["9"]), ("Return Of Failure", []),
+    ("User Ann Has 3 Items", []), ("Given user Bob has 12 items", []), ("User Cy Has many Items", []),
+    ("Add six To ${NUMBERS}", []), ("flow.Add seven To ${NUMBERS}", []), ("User Ann Has 3 Items", ["extra"]),
+    ("With Teardown", []), ("Set Variable", ["${TD_MARK}"]), ("With Teardown", ["yes"]),
+    ("Set Variable", ["${TD_MARK}"]), ("Broken Teardown", []), ("Broken Teardown", ["yes"]),
+    ("With Setup", []), ("Broken Setup", []), ("Set Variable", ["${TD_MARK}"]),
     ("Bad Condition", []),
 ]
 
@@ -394,4 +442,16 @@ def test_control_structures_in_resource_keywords_agree_with_robot_framework(tmp_
     assert by_call["Clean Run"]["value"] == "fine and else and finally"
     assert by_call["Set Variable ${FLOW_MARK}"]["value"] == "set here"
     fails = [c for c, r in by_call.items() if r["status"] == "FAIL"]
-    assert len(fails) == 10, fails
+    assert by_call["Old Style Return 3"]["value"] == ["4", "found"]
+    assert by_call["Old Style Return 9"]["value"] == "none over 9"
+    assert by_call["Return Of Failure"]["message"] == "a != b"
+    assert by_call["Given user Bob has 12 items"]["value"] == "Bob:12"
+    assert by_call["flow.Add seven To ${NUMBERS}"]["value"] == 7
+    assert by_call["With Teardown yes"]["message"] == "body broke"
+    assert by_call["Broken Teardown yes"]["message"] == (
+        "body broke\n\nAlso keyword teardown failed:\nteardown broke")
+    assert by_call["With Setup"]["value"] == "ran"
+    assert [r["value"] for (k, a), r in zip(FLOW_CALLS, rf) if a == ["${TD_MARK}"]] == [
+        "cleaned after no", "cleaned after yes", "after a failed setup"]
+    fails = [f"{k} {' '.join(a)}".strip() for (k, a), r in zip(FLOW_CALLS, rf) if r["status"] == "FAIL"]
+    assert len(fails) == 17, fails

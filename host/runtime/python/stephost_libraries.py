@@ -184,15 +184,22 @@ def resource(text, source):
     Framework's own parser. Answers ("PASS", imports, variables, keywords) or ("FAIL",
     RF's message): imports (type, name, args, alias), variables (name, values,
     separator), keywords (name, arguments in the remote API's form, body as `_body`
-    answers it, line)."""
+    answers it, line, `[Setup]`, `[Teardown]`)."""
     try:
         parsed = ResourceFile.from_string(text)
     except DataError as error:
         return ("FAIL", error.message.replace("'None'", repr(source)))
     imports = [(item.type, item.name, list(item.args), item.alias) for item in parsed.imports]
     variables = [(v.name, list(v.value), v.separator) for v in parsed.variables]
-    keywords = [(kw.name, _spec(kw.args), _body(kw.body), kw.lineno) for kw in parsed.keywords]
+    keywords = [(kw.name, _spec(kw.args), _body(kw.body), kw.lineno, _fixture(kw.has_setup and kw.setup),
+                 _fixture(kw.has_teardown and kw.teardown)) for kw in parsed.keywords]
     return ("PASS", imports, variables, keywords)
+
+
+def _fixture(keyword):
+    """A keyword's `[Setup]` or `[Teardown]` as a one-call body; none for none (or
+    `NONE`)."""
+    return [("KEYWORD", keyword.name, list(keyword.args), [])] if keyword else []
 
 
 def _body(items):

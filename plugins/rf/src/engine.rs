@@ -111,8 +111,9 @@ enum Found {
     Remote(usize, String, Vec<String>),
     /// A keyword of a library in the interpreter, by its index there.
     Python(usize, usize),
-    /// A keyword of a resource file, by its index there.
-    Resource(usize, usize),
+    /// A keyword of a resource file, by its index there, with the values its
+    /// embedded arguments took from the name used (none for a plain name).
+    Resource(usize, usize, Vec<String>),
 }
 
 /// Deepest nesting of keywords running keywords; RF's own limit and message.
@@ -135,6 +136,9 @@ pub struct Session {
     /// remote library, a library outside [`PURE_LIBRARIES`]): only then can the same
     /// call fail differently when run again.
     pub(crate) reached_out: bool,
+    /// What the last `Return From Keyword` / `Run Keyword And Return` gives the user
+    /// keyword it unwinds to (its values, or the failure it carries).
+    pub(crate) returned: Option<RfResult<Value>>,
 }
 
 /// The libraries whose keywords read nothing but their arguments and the session: a
@@ -163,6 +167,7 @@ impl Session {
             transport,
             context: Default::default(),
             reached_out: false,
+            returned: None,
         }
     }
 
@@ -271,7 +276,9 @@ impl Session {
             // Pure, like the libraries implemented here: nothing outside the
             // session and the arguments can make a second run differ.
             Found::Python(lib, kw) => crate::pylib::run_keyword(self, lib, kw, args),
-            Found::Resource(lib, kw) => crate::resource::run_keyword(self, lib, kw, args),
+            Found::Resource(lib, kw, embedded) => {
+                crate::resource::run_keyword(self, (lib, kw), &embedded, args)
+            }
         }
     }
 
@@ -366,7 +373,7 @@ impl Session {
                 let kw_name = match &hits[s] {
                     Found::Static(_, kw) => kw.info.name.to_string(),
                     Found::Remote(_, k, _) => k.clone(),
-                    Found::Python(li, k) | Found::Resource(li, k) => {
+                    Found::Python(li, k) | Found::Resource(li, k, _) => {
                         self.py_keyword(*li, *k).to_string()
                     }
                 };
@@ -403,8 +410,9 @@ impl Session {
     }
 
     /// The keywords of library `li` named `name` (normalized: `norm`); for a
-    /// remote library with no such name, its keywords whose embedded arguments
-    /// match `name`, as RF prefers an exact name over an embedded match.
+    /// remote library or resource file with no such name, its keywords whose
+    /// embedded arguments match `name`, as RF prefers an exact name over an
+    /// embedded match.
     fn keywords_in(&self, li: usize, name: &str, norm: &str) -> Vec<Found> {
         match &self.libraries[li].kind {
             LibKind::Static(real) => keywords::named(norm)
@@ -430,11 +438,14 @@ impl Session {
                 .map(|k| Found::Python(li, k))
                 .into_iter()
                 .collect(),
-            LibKind::Resource(lib) => lib
-                .find(norm)
-                .map(|k| Found::Resource(li, k))
-                .into_iter()
-                .collect(),
+            LibKind::Resource(lib) => match lib.find(norm) {
+                Some(k) => vec![Found::Resource(li, k, Vec::new())],
+                None => lib
+                    .embedded_matches(name)
+                    .into_iter()
+                    .map(|(k, values)| Found::Resource(li, k, values))
+                    .collect(),
+            },
         }
     }
 
@@ -442,7 +453,7 @@ impl Session {
         match f {
             Found::Static(li, kw) => format!("{}.{}", self.libraries[*li].name, kw.info.name),
             Found::Remote(li, k, _) => format!("{}.{}", self.libraries[*li].name, k),
-            Found::Python(li, k) | Found::Resource(li, k) => {
+            Found::Python(li, k) | Found::Resource(li, k, _) => {
                 format!("{}.{}", self.libraries[*li].name, self.py_keyword(*li, *k))
             }
         }
@@ -849,7 +860,7 @@ fn lib_of(f: &Found) -> usize {
         Found::Static(li, _)
         | Found::Remote(li, _, _)
         | Found::Python(li, _)
-        | Found::Resource(li, _) => *li,
+        | Found::Resource(li, _, _) => *li,
     }
 }
 

@@ -16,7 +16,7 @@ use crate::args::{Resolve, Spec};
 use crate::engine::Session;
 use crate::error::{RfError, RfResult};
 use crate::keywords::operating_system::{paths, sandbox};
-use crate::matching::normalize_name;
+use crate::matching::{Embedded, normalize_name};
 use crate::pylib::{CallFailure, call_module, list, text_of};
 use crate::value::Value;
 use crate::variables::Arg;
@@ -29,6 +29,8 @@ pub(crate) struct ResourceLib {
     /// Its keywords.
     pub(crate) keywords: Vec<UserKeyword>,
     by_name: HashMap<String, usize>,
+    /// The keywords with embedded arguments (`User ${name} Logs In`), compiled.
+    embedded: Vec<(usize, Embedded)>,
 }
 
 impl ResourceLib {
@@ -36,6 +38,46 @@ impl ResourceLib {
     pub(crate) fn find(&self, norm: &str) -> Option<usize> {
         self.by_name.get(norm).copied()
     }
+
+    /// The keywords whose embedded arguments match `name`, with the values
+    /// each takes from it.
+    pub(crate) fn embedded_matches(&self, name: &str) -> Vec<(usize, Vec<String>)> {
+        self.embedded
+            .iter()
+            .filter_map(|(k, pattern)| pattern.values(name).map(|values| (*k, values)))
+            .collect()
+    }
+}
+
+/// The variable names of a keyword name's embedded arguments (`${name}`,
+/// `${id:\d+}` -> `id`), in order.
+fn embedded_names(template: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut rest = template;
+    while let Some(start) = rest.find("${") {
+        let body = &rest[start + 2..];
+        let mut depth = 1usize;
+        let Some(end) = body.char_indices().find_map(|(i, c)| {
+            match c {
+                '{' => depth += 1,
+                '}' => depth -= 1,
+                _ => {}
+            }
+            (depth == 0).then_some(i)
+        }) else {
+            break;
+        };
+        let inner = &body[..end];
+        names.push(
+            inner
+                .split_once(':')
+                .map_or(inner, |(n, _)| n)
+                .trim()
+                .to_string(),
+        );
+        rest = &body[end + 1..];
+    }
+    names
 }
 
 /// A keyword of a resource file.
@@ -46,6 +88,9 @@ pub(crate) struct UserKeyword {
     pub(crate) args: Vec<String>,
     spec: Spec,
     body: Vec<body::Step>,
+    /// `[Setup]` and `[Teardown]`: one keyword call each, or none.
+    setup: Vec<body::Step>,
+    teardown: Vec<body::Step>,
 }
 
 /// Resource text given inline (`Import Resource` of text rather than a path): its
@@ -112,18 +157,37 @@ pub(crate) fn import(s: &mut Session, path: &str, depth: usize) -> RfResult<()> 
         set_variable(s, &variable, &curdir)?;
     }
     let keywords: Vec<UserKeyword> = list(items.get(3)).iter().filter_map(keyword_of).collect();
-    let by_name = keywords
-        .iter()
-        .enumerate()
-        .map(|(i, kw)| (normalize_name(&kw.name), i))
-        .collect();
+    let mut by_name = HashMap::new();
+    let mut embedded = Vec::new();
+    for (i, kw) in keywords.iter().enumerate() {
+        match Embedded::parse(&kw.name) {
+            Some(pattern) => embedded.push((i, pattern)),
+            None => {
+                by_name.insert(normalize_name(&kw.name), i);
+            }
+        }
+    }
     let count = keywords.len();
     if inline {
-        s.add_resource(INLINE.to_string(), ResourceLib { keywords, by_name });
+        s.add_resource(
+            INLINE.to_string(),
+            ResourceLib {
+                keywords,
+                by_name,
+                embedded,
+            },
+        );
         s.info(format!("Imported resource text ({count} keywords)."));
     } else {
         let lib_name = paths::splitext(&paths::basename(&path)).0;
-        s.add_resource(lib_name, ResourceLib { keywords, by_name });
+        s.add_resource(
+            lib_name,
+            ResourceLib {
+                keywords,
+                by_name,
+                embedded,
+            },
+        );
         s.info(format!(
             "Imported resource file '{path}' ({count} keywords)."
         ));
@@ -216,7 +280,12 @@ fn variable_value(
 /// Runs keyword `kw` of the resource at `lib` with `args`: its arguments bound as
 /// RF binds a user keyword's, its body run step by step, its local variables gone
 /// afterwards.
-pub(crate) fn run_keyword(s: &mut Session, lib: usize, kw: usize, args: &[Arg]) -> RfResult<Value> {
+pub(crate) fn run_keyword(
+    s: &mut Session,
+    (lib, kw): (usize, usize),
+    embedded: &[String],
+    args: &[Arg],
+) -> RfResult<Value> {
     let crate::engine::LibKind::Resource(resource) = &s.libraries[lib].kind else {
         return Err(RfError::fail("internal error: not a resource file"));
     };
@@ -230,6 +299,8 @@ pub(crate) fn run_keyword(s: &mut Session, lib: usize, kw: usize, args: &[Arg]) 
     // Owned, so the session can run them while it changes.
     let spec = keyword.spec.clone();
     let steps = keyword.body.clone();
+    let keyword_name = keyword.name.clone();
+    let (setup, teardown) = (keyword.setup.clone(), keyword.teardown.clone());
     let resolve = Resolve {
         full_name: &full_name,
         spec: &spec,
@@ -247,6 +318,12 @@ pub(crate) fn run_keyword(s: &mut Session, lib: usize, kw: usize, args: &[Arg]) 
         .chain(&spec.kwargs)
         .map(|p| p.name.clone())
         .collect();
+    // Embedded values are resolved in the caller's scope, as arguments are.
+    let mut from_name = Vec::new();
+    for (name, text) in embedded_names(&keyword_name).into_iter().zip(embedded) {
+        from_name.push((name, s.store.replace_scalar_str(text)?));
+    }
+    locals.extend(from_name.iter().map(|(n, _)| n.clone()));
     body::locals(&steps, &mut locals);
     let saved: Vec<(String, Option<Value>)> = locals
         .iter()
@@ -259,15 +336,48 @@ pub(crate) fn run_keyword(s: &mut Session, lib: usize, kw: usize, args: &[Arg]) 
             return Err(e);
         }
     };
-    for (name, value) in bound {
+    for (name, value) in from_name.into_iter().chain(bound) {
         s.store.set(&name, value);
     }
-    let result = body::run_body(s, &steps).map(|flow| match flow {
-        body::Flow::Return(value) => value,
-        _ => Value::None,
-    });
+    // As RF's user keyword runner: a failed `[Setup]` skips the body, and the
+    // `[Teardown]` runs whatever happened, its failure added to the body's.
+    let setup = fixture(s, &setup);
+    let result = match setup {
+        Some(e) => Err(e),
+        None => match body::run_body(s, &steps) {
+            Ok(body::Flow::Return(value)) => Ok(value),
+            Ok(_) => Ok(Value::None),
+            // `Return From Keyword` and `Run Keyword And Return` end this keyword.
+            Err(e) if e.returning => s.returned.take().unwrap_or(Ok(Value::None)),
+            Err(e) => Err(e),
+        },
+    };
+    let result = match (result, fixture(s, &teardown)) {
+        (result, None) => result,
+        (Ok(_), Some(td)) => Err(RfError {
+            message: format!("Keyword teardown failed:\n{}", td.message),
+            ..td
+        }),
+        (Err(e), Some(td)) => Err(RfError {
+            message: format!(
+                "{}\n\nAlso keyword teardown failed:\n{}",
+                e.message, td.message
+            ),
+            ..e
+        }),
+    };
     restore(s, saved);
     result
+}
+
+/// Runs a `[Setup]` or `[Teardown]`: its failure, if it failed (`Pass Execution`
+/// in it is none, as in RF).
+fn fixture(s: &mut Session, call: &[body::Step]) -> Option<RfError> {
+    match body::run_body(s, call) {
+        Err(e) if e.pass => None,
+        Err(e) => Some(e),
+        Ok(_) => None,
+    }
 }
 
 /// Puts back the values the session had for a keyword's local names.
@@ -356,11 +466,15 @@ fn keyword_of(item: &Value) -> Option<UserKeyword> {
     let name = fields.first()?.as_str()?.to_string();
     let args: Vec<String> = list(fields.get(1)).iter().map(Value::to_str).collect();
     let body = body::steps_of(fields.get(2));
+    let setup = body::steps_of(fields.get(4));
+    let teardown = body::steps_of(fields.get(5));
     Some(UserKeyword {
         spec: crate::remote::spec_of(&args),
         name,
         args,
         body,
+        setup,
+        teardown,
     })
 }
 

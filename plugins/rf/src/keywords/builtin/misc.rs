@@ -246,23 +246,34 @@ pub(super) fn skip_if(s: &mut Session, b: &Bound) -> RfResult<Value> {
     Err(RfError::skip_execution(reason))
 }
 
-/// The `RETURN` signal: RF logs that it returns, and the test body it reaches (a batch
-/// step is one) fails it.
-pub(super) fn return_from_keyword(s: &mut Session) -> RfResult<Value> {
+/// The `RETURN` signal: RF logs that it returns; a resource keyword it unwinds to
+/// returns `values` (none: `None`, one: it, more: a list), and the test body it reaches
+/// (a batch step is one) fails it.
+pub(super) fn return_from_keyword(s: &mut Session, mut values: Vec<Value>) -> RfResult<Value> {
     s.info("Returning from the enclosing user keyword.");
+    s.returned = Some(Ok(match values.len() {
+        0 => Value::None,
+        1 => values.remove(0),
+        _ => Value::list(values),
+    }));
     Err(RfError::invalid_return())
 }
 
-/// `Run Keyword And Return`: the keyword runs first, its failure is wrapped into the
-/// return as RF does, and only other signals (`Pass Execution`, a nested return) go on
-/// as they are.
+/// `Run Keyword And Return`: the keyword runs first; its value is returned, its
+/// failure fails the enclosing keyword, as RF does, and only other signals (`Pass
+/// Execution`, a nested return) go on as they are.
 pub(super) fn run_keyword_and_return(s: &mut Session, rest: &[Arg]) -> RfResult<Value> {
     let Some((name, args)) = rest.split_first() else {
         return Err(RfError::invalid("Keyword name missing."));
     };
     match s.run_raw(name, args) {
         Err(e) if e.pass || e.returning => Err(e),
-        _ => return_from_keyword(s),
+        Ok(value) => return_from_keyword(s, vec![value]),
+        Err(e) => {
+            let signal = return_from_keyword(s, Vec::new());
+            s.returned = Some(Err(e));
+            signal
+        }
     }
 }
 

@@ -83,10 +83,14 @@ pub(super) fn lookup(name: &str) -> Option<Run> {
         "Pass Execution If" => pass_execution_if,
         "Skip" => skip,
         "Skip If" => skip_if,
-        "Return From Keyword" => |s, _| return_from_keyword(s),
+        "Return From Keyword" => |s, b| {
+            let values = s.store.replace_list(&b.rest)?;
+            return_from_keyword(s, values)
+        },
         "Return From Keyword If" => |s, b| {
             if is_true(s, &b.get("condition"))? {
-                return return_from_keyword(s);
+                let values = s.store.replace_list(&b.rest)?;
+                return return_from_keyword(s, values);
             }
             Ok(Value::None)
         },
