@@ -327,6 +327,97 @@ fn serve_shuts_down_in_order_on_sigterm() {
     }
 }
 
+/// Over stdio `serve` answers `initialize` while the plugins still compile (an
+/// empty compile cache: seconds), and the first request that needs them waits
+/// and gets the full answer. A host that cannot start still exits with 3.
+#[test]
+fn serve_answers_initialize_before_the_plugins_compile() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::sync::mpsc;
+    use std::time::Duration;
+    let cache = tempfile::tempdir().expect("tempdir");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_stephost"))
+        .arg("serve")
+        .env("STEPHOST_CACHE_DIR", cache.path())
+        .env("STEPHOST_LOG", "info")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("stephost starts");
+    let (events, seen) = mpsc::channel();
+    let err_events = events.clone();
+    let stderr = child.stderr.take().expect("stderr");
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if line.contains("host ready") && err_events.send("host ready".to_owned()).is_err() {
+                return;
+            }
+        }
+    });
+    let stdout = child.stdout.take().expect("stdout");
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if events.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut send = |line: &str| {
+        stdin.write_all(line.as_bytes()).expect("write");
+        stdin.write_all(b"\n").expect("write");
+        stdin.flush().expect("flush");
+    };
+    send(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"cli-test","version":"0"}}}"#,
+    );
+    let first = seen
+        .recv_timeout(Duration::from_secs(60))
+        .expect("an answer");
+    assert!(first.contains("\"serverInfo\""), "{first}");
+    send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}"#);
+    let mut order = Vec::new();
+    let tools = loop {
+        let event = seen
+            .recv_timeout(Duration::from_secs(300))
+            .expect("tools/list answered");
+        if event.contains("\"id\":2") {
+            break event;
+        }
+        order.push(event);
+    };
+    // The handshake came first; the plugins were ready only later.
+    assert_eq!(order, ["host ready"], "{order:?}");
+    let tools: Value = serde_json::from_str(&tools).expect("JSON");
+    let names: Vec<&str> = tools["result"]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(
+        names.contains(&"execute_batch") && names.contains(&"batch"),
+        "{names:?}"
+    );
+    // The end of stdin ends the server.
+    drop(stdin);
+    child.wait().expect("exits");
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let wasm = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../plugins/target/wasm32-wasip2/release/testkit.wasm");
+    std::fs::copy(&wasm, dir.path().join("testkit-copy.wasm")).expect("copy component");
+    let out = stephost(
+        &["--plugins", dir.path().to_str().expect("utf8"), "serve"],
+        None,
+        cache.path(),
+    );
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("two plugins are named `testkit`"));
+}
+
 /// A component built against the frozen contract 0.1.0 (the `legacy` fixture,
 /// raw bindings from wit/0.1.0, no SDK) loads beside the built-in plugins,
 /// which speak the latest version, and runs in one batch with them: its results chain, its

@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 use serde_json::Value;
 use stephost::batch::{BatchStatus, Observer, PlannedStep, StepReport, StepStatus};
 use stephost::config::Config;
+use stephost::mcp::StartingHost;
 use stephost::tenancy::TenantsFile;
 use stephost::{BatchOptions, Host};
 
@@ -141,7 +142,9 @@ fn init_logging() {
         .try_init();
 }
 
-async fn start_host(cli: &Cli) -> anyhow::Result<Host> {
+/// The host's config and tenants, from the command line and the files it names:
+/// what can be wrong before any plugin is compiled.
+fn host_config(cli: &Cli) -> anyhow::Result<(Config, Option<TenantsFile>)> {
     let args = match &cli.command {
         Command::Run { host, .. } | Command::Serve { host, .. } | Command::Plugins { host, .. } => {
             cli.host.merged(host)
@@ -176,7 +179,7 @@ async fn start_host(cli: &Cli) -> anyhow::Result<Host> {
         } => Some(TenantsFile::load(path)?),
         _ => None,
     };
-    Host::start_with_tenants(config, tenants).await
+    Ok((config, tenants))
 }
 
 async fn async_main(cli: Cli) -> ExitCode {
@@ -194,7 +197,27 @@ async fn async_main(cli: Cli) -> ExitCode {
             on_signal.cancel();
         });
     }
-    let host = match start_host(&cli).await {
+    let (config, tenants) = match host_config(&cli) {
+        Ok(prepared) => prepared,
+        Err(e) => {
+            eprintln!("stephost: {e:#}");
+            return ExitCode::from(EXIT_HOST);
+        }
+    };
+    if let Command::Serve { http: None, .. } = &cli.command {
+        // Over stdio the handshake does not wait for the plugins to compile.
+        let max_line_bytes = config.server.http.max_body_bytes;
+        let drain = std::time::Duration::from_secs(config.server.drain_timeout_s);
+        let starting = StartingHost::spawn(Host::start_with_tenants(config, tenants));
+        // Boxed: the serving future nested in this one is too deep for layout.
+        return Box::pin(serve_stdio(starting, max_line_bytes, drain, shutdown))
+            .await
+            .unwrap_or_else(|e| {
+                eprintln!("stephost: {e:#}");
+                ExitCode::from(2)
+            });
+    }
+    let host = match Host::start_with_tenants(config, tenants).await {
         Ok(host) => host,
         Err(e) => {
             eprintln!("stephost: {e:#}");
@@ -210,7 +233,11 @@ async fn async_main(cli: Cli) -> ExitCode {
             ..
         } => run(&host, file, session.as_deref(), *compact, *quiet).await,
         Command::Plugins { json, .. } => plugins(&host, *json),
-        Command::Serve { http, .. } => serve(host, *http, shutdown).await,
+        Command::Serve {
+            http: Some(addr), ..
+        } => serve_http(host, *addr, shutdown).await,
+        // Served above, before the host was started.
+        Command::Serve { http: None, .. } => Ok(ExitCode::SUCCESS),
         Command::HashToken { .. } => Ok(ExitCode::SUCCESS),
     };
     result.unwrap_or_else(|e| {
@@ -324,30 +351,61 @@ fn plugins(host: &Host, json: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-async fn serve(
-    host: Host,
-    http: Option<std::net::SocketAddr>,
+/// `serve` over stdio while the host starts beside it: a host that cannot start
+/// ends the process with [`EXIT_HOST`], as before the handshake.
+async fn serve_stdio(
+    starting: StartingHost,
+    max_line_bytes: usize,
+    drain: std::time::Duration,
     shutdown: tokio_util::sync::CancellationToken,
 ) -> anyhow::Result<ExitCode> {
-    match http {
-        None => {
-            // On a signal, batches in flight get the drain deadline while the
-            // transport keeps running, so their answers are still written.
-            let deadline = std::time::Duration::from_secs(host.config().server.drain_timeout_s);
-            let drained = async {
-                shutdown.cancelled().await;
-                host.drain(deadline).await;
-                // Let the last answer reach stdout.
-                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-            };
-            tokio::select! {
-                served = stephost::mcp::serve_stdio(host.clone()) => served?,
-                () = drained => {}
-            }
-            host.sessions().clear();
+    // On a signal, batches in flight get the drain deadline while the
+    // transport keeps running, so their answers are still written.
+    let drained = async {
+        shutdown.cancelled().await;
+        if let Some(host) = starting.ready() {
+            host.drain(drain).await;
         }
-        Some(addr) => stephost::mcp::serve_http(host, addr, shutdown).await?,
+        // Let the last answer reach stdout.
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    };
+    let failed = async {
+        match starting.wait().await {
+            Err(why) => why,
+            Ok(_) => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        served = stephost::mcp::serve_stdio(starting.clone(), max_line_bytes) => {
+            if let Err(e) = served {
+                // No client (stdin closed before the handshake): the host's own
+                // failure, if it has one, is what the operator needs to see.
+                if let Err(why) = starting.wait().await {
+                    eprintln!("stephost: {why}");
+                    return Ok(ExitCode::from(EXIT_HOST));
+                }
+                return Err(e);
+            }
+        }
+        why = failed => {
+            eprintln!("stephost: {why}");
+            return Ok(ExitCode::from(EXIT_HOST));
+        }
+        () = drained => {}
     }
+    if let Some(host) = starting.ready() {
+        host.sessions().clear();
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `serve --http`: the host is started before the listener opens.
+async fn serve_http(
+    host: Host,
+    addr: std::net::SocketAddr,
+    shutdown: tokio_util::sync::CancellationToken,
+) -> anyhow::Result<ExitCode> {
+    stephost::mcp::serve_http(host, addr, shutdown).await?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -72,6 +72,11 @@ pub enum SpecError {
     /// The plugin name is not `[a-z][a-z0-9-]*`.
     #[error("describe() returned the name `{0}`; plugin names are lower-case `[a-z][a-z0-9-]*`")]
     BadName(String),
+    /// The version is not semantic versioning's `MAJOR.MINOR.PATCH`.
+    #[error(
+        "describe() returned the version `{0}`; a plugin's version is semantic versioning's MAJOR.MINOR.PATCH (with an optional -pre-release and +build), such as 1.4.0"
+    )]
+    BadVersion(String),
     /// A verb name is empty or listed twice.
     #[error("verb name `{0}` is empty or listed twice")]
     BadVerbName(String),
@@ -87,6 +92,34 @@ pub enum SpecError {
         /// The parser's or compiler's message.
         message: String,
     },
+}
+
+/// Semantic versioning 2.0's `MAJOR.MINOR.PATCH[-pre][+build]`: numbers without
+/// leading zeros, identifiers of `[0-9A-Za-z-]`.
+fn valid_semver(version: &str) -> bool {
+    let (rest, build) = match version.split_once('+') {
+        Some((rest, build)) => (rest, Some(build)),
+        None => (version, None),
+    };
+    let (core, pre) = match rest.split_once('-') {
+        Some((core, pre)) => (core, Some(pre)),
+        None => (rest, None),
+    };
+    let number = |n: &str| {
+        !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && (n == "0" || !n.starts_with('0'))
+    };
+    let identifiers = |text: &str, numeric_rule: bool| {
+        text.split('.').all(|id| {
+            !id.is_empty()
+                && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+                && (!numeric_rule || !id.bytes().all(|b| b.is_ascii_digit()) || number(id))
+        })
+    };
+    let parts: Vec<&str> = core.split('.').collect();
+    parts.len() == 3
+        && parts.iter().all(|p| number(p))
+        && pre.is_none_or(|p| identifiers(p, true))
+        && build.is_none_or(|b| identifiers(b, false))
 }
 
 /// A verb as `describe` returns it, in any contract version: schemas as text.
@@ -141,6 +174,9 @@ impl PluginSpec {
     ) -> Result<Self, SpecError> {
         if !valid_plugin_name(&raw.name) {
             return Err(SpecError::BadName(raw.name));
+        }
+        if !valid_semver(&raw.version) {
+            return Err(SpecError::BadVersion(raw.version));
         }
         let mut verbs = BTreeMap::new();
         let mut infos = Vec::with_capacity(raw.verbs.len());
@@ -273,6 +309,43 @@ mod tests {
                 checked: false,
             }],
         }
+    }
+
+    #[test]
+    fn versions_are_semver() {
+        for good in [
+            "0.1.0",
+            "1.4.10",
+            "2.0.0-rc.1",
+            "1.0.0-alpha-2+build.7",
+            "1.0.0+20261207",
+        ] {
+            assert!(valid_semver(good), "{good}");
+        }
+        for bad in [
+            "",
+            "1",
+            "1.0",
+            "v1.0.0",
+            "1.0.0.0",
+            "01.0.0",
+            "1.0.0-",
+            "1.0.0-01",
+            "1.0.0+",
+            "1.0.0-a..b",
+        ] {
+            assert!(!valid_semver(bad), "{bad}");
+        }
+        let mut description = raw("demo", "{}");
+        description.version = "latest".into();
+        let err = PluginSpec::new(description, "x", "00", ContractVersion::LATEST)
+            .err()
+            .map(|e| e.to_string());
+        assert!(
+            err.as_deref()
+                .is_some_and(|e| e.contains("`latest`") && e.contains("MAJOR.MINOR.PATCH")),
+            "{err:?}"
+        );
     }
 
     #[test]

@@ -110,11 +110,15 @@ impl PluginInstance {
     /// Calls `describe` (used once at load time on a throwaway instance).
     pub(crate) async fn describe(&mut self, budget: &CallBudget) -> Result<RawDescription, Fault> {
         arm(&mut self.store, budget);
-        match within(budget, self.bindings.describe(&mut self.store)).await {
+        let result = match within(budget, self.bindings.describe(&mut self.store)).await {
             Ok(Ok(raw)) => Ok(raw),
             Ok(Err(e)) => Err(classify(self.store.data(), e, budget)),
             Err(fault) => Err(fault),
-        }
+        };
+        // A panic's message is on stderr; without it the author sees only
+        // "unreachable".
+        let stderr = self.store.data_mut().stderr.take();
+        result.map_err(|fault| with_stderr(fault, &stderr))
     }
 }
 

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use stephost_contract::{CallBudget, ContractVersion, PluginSpec};
+use stephost_contract::{CallBudget, ContractVersion, Fault, PluginSpec};
 use tokio_util::sync::CancellationToken;
 use wasmtime::Engine;
 use wasmtime::component::Component;
@@ -499,10 +499,18 @@ async fn describe(
     let mut instance = PluginInstance::new(throwaway, 64 * 1024 * 1024, 100, &budget)
         .await
         .map_err(|e| err(format!("instantiation failed: {e}")))?;
-    let raw = instance
-        .describe(&budget)
-        .await
-        .map_err(|e| err(format!("describe() failed: {e}")))?;
+    let raw = instance.describe(&budget).await.map_err(|fault| {
+        err(match fault {
+            // describe() has budgets of its own, not the steps' config keys.
+            Fault::OutOfFuel(fuel) => format!(
+                "describe() used all of its fuel ({fuel} units, fixed for describe(), not limits.fuel_per_step): it must answer without heavy work"
+            ),
+            Fault::Timeout(ms) => format!(
+                "describe() did not answer within {ms} ms (fixed for describe(), not limits.step_timeout_ms): it must answer without waiting"
+            ),
+            other => format!("describe() failed: {other}"),
+        })
+    })?;
     let spec = PluginSpec::new(raw, source_name, probe.digest, probe.contract)
         .map_err(|e| err(e.to_string()))?;
     Ok(LoadedPlugin {

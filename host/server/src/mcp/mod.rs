@@ -7,6 +7,7 @@ mod http_sessions;
 mod listener;
 mod notify;
 mod server;
+mod starting;
 mod stdio;
 
 use std::net::SocketAddr;
@@ -14,15 +15,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
-use rmcp::ServiceExt as _;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
 pub use catalog::{Catalog, CatalogError, Catalogs, NameClash, Served, UnknownPlugin};
 pub use server::StepServer;
+pub use starting::{StartingHost, serve_stdio};
 
 use crate::Host;
-use crate::session::SessionRef;
 
 /// Builds every tenant's tool catalog for `host` from its config, and says on
 /// stderr which plugins' tools are served: a tool missing from the list (no
@@ -31,39 +31,6 @@ pub fn catalogs(host: &Host) -> Result<Arc<Catalogs>, CatalogError> {
     let catalogs = Catalogs::build(host)?;
     eprintln!("stephost: {}", catalogs.served().summary());
     Ok(Arc::new(catalogs))
-}
-
-/// Serves MCP on stdin/stdout until the client closes the stream.
-pub async fn serve_stdio(host: Host) -> anyhow::Result<()> {
-    let catalogs = catalogs(&host)?;
-    // The connection's session exists from the start, so calls without a
-    // session_id share it; it lives as long as the connection.
-    let id = host.sessions().mint_id();
-    let session = host
-        .session(SessionRef::Transport(&id))
-        .context("cannot create the connection's session")?
-        .id()
-        .to_owned();
-    tracing::info!(%session, "serving MCP over stdio");
-    let server = StepServer::new(host.clone(), catalogs, Some(session.clone()));
-    let (transport, flushed) = stdio::transport(host.config().server.http.max_body_bytes);
-    let served = async {
-        let running = server
-            .serve(transport)
-            .await
-            .context("MCP handshake over stdio failed")?;
-        running
-            .waiting()
-            .await
-            .context("MCP stdio service stopped")?;
-        anyhow::Ok(())
-    }
-    .await;
-    // Our writer task, not rmcp, puts the last answer on stdout.
-    let _ = tokio::time::timeout(Duration::from_secs(1), flushed.wait()).await;
-    host.sessions()
-        .remove(host.tenants().local().id(), &session);
-    served
 }
 
 /// Serves MCP over streamable HTTP at `http://ADDR/mcp` until `shutdown`, then

@@ -59,6 +59,11 @@ impl StepServer {
         }
     }
 
+    /// The host this handler serves.
+    pub(super) fn host(&self) -> &Host {
+        &self.host
+    }
+
     /// The caller's tenant: the one the HTTP front authenticated, else local.
     fn tenant(&self, ctx: &RequestContext<RoleServer>) -> Arc<Tenant> {
         ctx.extensions
@@ -232,18 +237,23 @@ fn strip_image_data(value: &mut Value) {
     }
 }
 
+/// What `initialize` answers: the same before and after the host is ready.
+// `enable_logging` is deprecated by 2026-07-28 but part of 2025-11-25.
+#[allow(deprecated)]
+pub(super) fn server_info() -> ServerConfig {
+    ServerConfig::new(
+        ServerCapabilities::builder()
+            .enable_tools()
+            .enable_logging()
+            .build(),
+    )
+    .with_server_info(Implementation::new("stephost", env!("CARGO_PKG_VERSION")))
+    .with_instructions(INSTRUCTIONS)
+}
+
 impl ServerHandler for StepServer {
-    // `enable_logging` is deprecated by 2026-07-28 but part of 2025-11-25.
-    #[allow(deprecated)]
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_logging()
-                .build(),
-        )
-        .with_server_info(Implementation::new("stephost", env!("CARGO_PKG_VERSION")))
-        .with_instructions(INSTRUCTIONS)
+        server_info()
     }
 
     #[allow(deprecated)]
