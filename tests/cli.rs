@@ -227,6 +227,24 @@ fn a_plugin_folder_loads_extra_components() {
             .is_some_and(|s| s.ends_with("testkit.wasm")),
         "{list}"
     );
+    // One component file works as well as its folder.
+    let file = dir.path().join("testkit.wasm");
+    let out = stephost(
+        &[
+            "--config",
+            config.to_str().expect("utf8"),
+            "--plugins",
+            file.to_str().expect("utf8"),
+            "plugins",
+            "--json",
+        ],
+        None,
+        cache.path(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let list: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(list.as_array().map(Vec::len), Some(1), "{list}");
+    assert_eq!(list[0]["name"], "testkit", "{list}");
 }
 
 fn walk(dir: &Path) -> Vec<std::path::PathBuf> {

@@ -31,8 +31,9 @@ struct HostArgs {
     /// Configuration file (TOML). Without it, built-in defaults apply.
     #[arg(long, env = "STEPHOST_CONFIG")]
     config: Option<PathBuf>,
-    /// Also load the `.wasm` components in this directory (repeatable).
-    #[arg(long = "plugins", value_name = "DIR")]
+    /// Also load this component, or the `.wasm` components in this directory
+    /// (repeatable).
+    #[arg(long = "plugins", value_name = "PATH")]
     plugin_dirs: Vec<PathBuf>,
     /// Browser for the browser plugin: chromium (default) or firefox. Overrides
     /// `[browser] kind` in the config.

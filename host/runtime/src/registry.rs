@@ -295,12 +295,16 @@ impl Registry {
         Ok((applies.cloned().unwrap_or_default(), hint))
     }
 
-    /// Loads every `.wasm` file in `dir`, in name order.
+    /// Loads every `.wasm` file in `dir`, in name order; `dir` may also be one
+    /// component file (`--plugins target/wasm32-wasip2/release/hello.wasm`).
     pub async fn load_dir(&mut self, dir: &Path) -> Result<Vec<Arc<LoadedPlugin>>, LoadError> {
         let read_err = |source| LoadError::Read {
             path: dir.to_owned(),
             source,
         };
+        if std::fs::metadata(dir).map_err(read_err)?.is_file() {
+            return Ok(vec![self.load(PluginSource::File(dir)).await?]);
+        }
         let mut paths = Vec::new();
         for entry in std::fs::read_dir(dir).map_err(read_err)? {
             let path = entry.map_err(read_err)?.path();

@@ -204,6 +204,26 @@ pub struct NameClash {
     suggestion: String,
 }
 
+/// A tool name for `owner` (`plugin.verb`) that no entry claims: its default
+/// name when free, else that name with `_2`, `_3`, ... (two verbs that sanitize
+/// to one name would otherwise be told to take the name they clash on).
+fn free_name(owner: &str, taken: &std::collections::BTreeSet<String>) -> String {
+    let base = dialects::single::sanitize_tool_name(&owner.replace('.', "_"));
+    if !taken.contains(&base) {
+        return base;
+    }
+    (2..)
+        .map(|n| {
+            let suffix = format!("_{n}");
+            let keep = 64usize.saturating_sub(suffix.len());
+            let mut head: String = base.chars().take(keep).collect();
+            head.push_str(&suffix);
+            head
+        })
+        .find(|candidate| !taken.contains(candidate))
+        .unwrap_or(base)
+}
+
 impl Catalog {
     /// Builds the catalog: the generic `batch` tool, the dialect tools whose
     /// plugins are loaded and served, and one tool per verb of each served
@@ -252,6 +272,9 @@ impl Catalog {
                 }
             }
         }
+        // Every name claimed, so a clash's suggested rename is one that is free.
+        let taken: std::collections::BTreeSet<String> =
+            entries.iter().map(|e| e.name.clone()).collect();
         let mut by_name: BTreeMap<String, Arc<dyn Dialect>> = BTreeMap::new();
         let mut owners: BTreeMap<String, String> = BTreeMap::new();
         let mut tools = Vec::new();
@@ -265,7 +288,7 @@ impl Catalog {
         {
             if let Some(first) = owners.get(&name) {
                 return Err(NameClash {
-                    suggestion: dialects::single::sanitize_tool_name(&owner.replace('.', "_")),
+                    suggestion: free_name(&owner, &taken),
                     name,
                     first: first.clone(),
                     second: owner,
@@ -368,6 +391,22 @@ fn as_object(value: Value) -> serde_json::Map<String, Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_clash_suggests_a_name_nobody_claims() {
+        let taken = |names: &[&str]| names.iter().map(ToString::to_string).collect();
+        // `p.a.b` and `p.a_b` both default to `p_a_b`: suggesting it again says nothing.
+        assert_eq!(free_name("p.a.b", &taken(&["p_a_b"])), "p_a_b_2");
+        assert_eq!(free_name("p.a.b", &taken(&["p_a_b", "p_a_b_2"])), "p_a_b_3");
+        assert_eq!(free_name("p.x", &taken(&["p_a_b"])), "p_x");
+        let long = format!("p.{}", "v".repeat(80));
+        let base = dialects::single::sanitize_tool_name(&long.replace('.', "_"));
+        let free = free_name(&long, &taken(&[base.as_str()]));
+        assert!(
+            free.len() <= 64 && free.ends_with("_2") && free != base,
+            "{free}"
+        );
+    }
 
     /// A host with the built-in plugins but those in `disable`.
     async fn host(disable: &[&str]) -> crate::Host {
