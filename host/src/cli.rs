@@ -234,9 +234,12 @@ async fn async_main(cli: Cli) -> ExitCode {
             ..
         } => run(&host, file, session.as_deref(), *compact, *quiet).await,
         Command::Plugins { json, .. } => plugins(&host, *json),
+        // Over HTTP the host is started before the listener opens.
         Command::Serve {
             http: Some(addr), ..
-        } => serve_http(host, *addr, shutdown).await,
+        } => stephost::mcp::serve_http(host, *addr, shutdown)
+            .await
+            .map(|()| ExitCode::SUCCESS),
         // Served above, before the host was started.
         Command::Serve { http: None, .. } => Ok(ExitCode::SUCCESS),
         Command::HashToken { .. } => Ok(ExitCode::SUCCESS),
@@ -397,16 +400,6 @@ async fn serve_stdio(
     if let Some(host) = starting.ready() {
         host.sessions().clear();
     }
-    Ok(ExitCode::SUCCESS)
-}
-
-/// `serve --http`: the host is started before the listener opens.
-async fn serve_http(
-    host: Host,
-    addr: std::net::SocketAddr,
-    shutdown: tokio_util::sync::CancellationToken,
-) -> anyhow::Result<ExitCode> {
-    stephost::mcp::serve_http(host, addr, shutdown).await?;
     Ok(ExitCode::SUCCESS)
 }
 

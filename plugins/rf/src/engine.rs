@@ -116,6 +116,16 @@ enum Found {
     Resource(usize, usize, Vec<String>),
 }
 
+/// What a user keyword returns for the values `RETURN` (or `Return From Keyword`)
+/// gives: none is `None`, one is itself, more are a list.
+pub(crate) fn returned(mut values: Vec<Value>) -> Value {
+    match values.len() {
+        0 => Value::None,
+        1 => values.remove(0),
+        _ => Value::list(values),
+    }
+}
+
 /// Deepest nesting of keywords running keywords; RF's own limit and message.
 const MAX_DEPTH: usize = 100;
 

@@ -44,6 +44,8 @@ pub struct Embedded {
     /// The capture group of each variable, in order (a custom pattern's own
     /// groups come between them).
     groups: Vec<usize>,
+    /// Each variable's name (`${id:\d+}` -> `id`), in the same order.
+    names: Vec<String>,
 }
 
 impl Embedded {
@@ -52,6 +54,7 @@ impl Embedded {
     pub fn parse(template: &str) -> Option<Self> {
         let mut pattern = String::from("(?i)^");
         let mut groups = Vec::new();
+        let mut names = Vec::new();
         let mut next_group = 1;
         let mut rest = template;
         while let Some(start) = rest.find("${") {
@@ -71,11 +74,15 @@ impl Embedded {
             groups.push(next_group);
             next_group += 1;
             match body[..end].split_once(':') {
-                Some((_, custom)) => {
+                Some((name, custom)) => {
+                    names.push(name.trim().to_string());
                     next_group += regex::Regex::new(custom).ok()?.captures_len() - 1;
                     pattern.push_str(&format!("({custom})"));
                 }
-                None => pattern.push_str("(.*?)"),
+                None => {
+                    names.push(body[..end].trim().to_string());
+                    pattern.push_str("(.*?)");
+                }
             }
             rest = &body[end + 1..];
         }
@@ -87,7 +94,13 @@ impl Embedded {
         Some(Self {
             regex: regex::Regex::new(&pattern).ok()?,
             groups,
+            names,
         })
+    }
+
+    /// The variables' names, in the order [`Embedded::values`] gives their values.
+    pub fn names(&self) -> &[String] {
+        &self.names
     }
 
     /// The values `name` gives the embedded arguments, when it matches.

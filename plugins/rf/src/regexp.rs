@@ -55,6 +55,12 @@ impl Flags {
     }
 }
 
+/// Compiles a Python pattern for `re.fullmatch`: anchored at both ends, so a full
+/// match may use another alternative than the leftmost-first match would.
+pub fn compile_full(pattern: &str, flags: Flags) -> Result<Regex, String> {
+    compile(&format!("^(?:{pattern})$"), flags)
+}
+
 /// Compiles a Python pattern. The error names what is not supported or, for an invalid
 /// pattern, carries `regex`'s explanation.
 pub fn compile(pattern: &str, flags: Flags) -> Result<Regex, String> {

@@ -47,37 +47,14 @@ impl ResourceLib {
             .filter_map(|(k, pattern)| pattern.values(name).map(|values| (*k, values)))
             .collect()
     }
-}
 
-/// The variable names of a keyword name's embedded arguments (`${name}`,
-/// `${id:\d+}` -> `id`), in order.
-fn embedded_names(template: &str) -> Vec<String> {
-    let mut names = Vec::new();
-    let mut rest = template;
-    while let Some(start) = rest.find("${") {
-        let body = &rest[start + 2..];
-        let mut depth = 1usize;
-        let Some(end) = body.char_indices().find_map(|(i, c)| {
-            match c {
-                '{' => depth += 1,
-                '}' => depth -= 1,
-                _ => {}
-            }
-            (depth == 0).then_some(i)
-        }) else {
-            break;
-        };
-        let inner = &body[..end];
-        names.push(
-            inner
-                .split_once(':')
-                .map_or(inner, |(n, _)| n)
-                .trim()
-                .to_string(),
-        );
-        rest = &body[end + 1..];
+    /// The names of keyword `kw`'s embedded arguments, none for a plain name.
+    fn embedded_names(&self, kw: usize) -> &[String] {
+        self.embedded
+            .iter()
+            .find(|(k, _)| *k == kw)
+            .map_or(&[], |(_, pattern)| pattern.names())
     }
-    names
 }
 
 /// A keyword of a resource file.
@@ -116,8 +93,7 @@ pub(crate) fn import(s: &mut Session, path: &str, depth: usize) -> RfResult<()> 
     let (text, path, folder) = if inline {
         (path.to_string(), format!("<{INLINE}>"), sandbox::cwd())
     } else {
-        let text = read_file(path)?;
-        let path = paths::absnorm(path, &sandbox::cwd());
+        let (path, text) = read_file(path)?;
         let folder = paths::dirname(&path);
         (text, path, folder)
     };
@@ -168,35 +144,32 @@ pub(crate) fn import(s: &mut Session, path: &str, depth: usize) -> RfResult<()> 
         }
     }
     let count = keywords.len();
-    if inline {
-        s.add_resource(
+    let (lib_name, imported) = if inline {
+        (
             INLINE.to_string(),
-            ResourceLib {
-                keywords,
-                by_name,
-                embedded,
-            },
-        );
-        s.info(format!("Imported resource text ({count} keywords)."));
+            format!("Imported resource text ({count} keywords)."),
+        )
     } else {
-        let lib_name = paths::splitext(&paths::basename(&path)).0;
-        s.add_resource(
-            lib_name,
-            ResourceLib {
-                keywords,
-                by_name,
-                embedded,
-            },
-        );
-        s.info(format!(
-            "Imported resource file '{path}' ({count} keywords)."
-        ));
-    }
+        (
+            paths::splitext(&paths::basename(&path)).0,
+            format!("Imported resource file '{path}' ({count} keywords)."),
+        )
+    };
+    s.add_resource(
+        lib_name,
+        ResourceLib {
+            keywords,
+            by_name,
+            embedded,
+        },
+    );
+    s.info(imported);
     Ok(())
 }
 
-/// The text of resource file `given`, from the granted folders.
-fn read_file(given: &str) -> RfResult<String> {
+/// The absolute path of resource file `given` and its text, from the granted
+/// folders.
+fn read_file(given: &str) -> RfResult<(String, String)> {
     let path = paths::absnorm(given, &sandbox::cwd());
     if sandbox::folders().is_empty() {
         return Err(RfError::denied(format!(
@@ -212,7 +185,8 @@ fn read_file(given: &str) -> RfResult<String> {
         )));
     }
     let bytes = sandbox::read_bounded(&path)?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    Ok((path, text))
 }
 
 /// A variable of the file's `*** Variables ***`. RF sets them in the suite's
@@ -299,7 +273,7 @@ pub(crate) fn run_keyword(
     // Owned, so the session can run them while it changes.
     let spec = keyword.spec.clone();
     let steps = keyword.body.clone();
-    let keyword_name = keyword.name.clone();
+    let names = resource.embedded_names(kw).to_vec();
     let (setup, teardown) = (keyword.setup.clone(), keyword.teardown.clone());
     let resolve = Resolve {
         full_name: &full_name,
@@ -320,7 +294,7 @@ pub(crate) fn run_keyword(
         .collect();
     // Embedded values are resolved in the caller's scope, as arguments are.
     let mut from_name = Vec::new();
-    for (name, text) in embedded_names(&keyword_name).into_iter().zip(embedded) {
+    for (name, text) in names.into_iter().zip(embedded) {
         from_name.push((name, s.store.replace_scalar_str(text)?));
     }
     locals.extend(from_name.iter().map(|(n, _)| n.clone()));

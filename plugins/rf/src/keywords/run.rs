@@ -229,8 +229,8 @@ fn error_matches(error: &str, expected: &str) -> RfResult<bool> {
                 "EQUALS:" => error == pattern,
                 "STARTS:" => error.starts_with(pattern),
                 _ => {
-                    let re = regexp::compile(&format!("^(?:{pattern})$"), Flags::default())
-                        .map_err(RfError::fail)?;
+                    let re =
+                        regexp::compile_full(pattern, Flags::default()).map_err(RfError::fail)?;
                     re.is_match(error)
                 }
             });

@@ -567,7 +567,7 @@ fn exclude_patterns(string: &Value, exclude: &Value) -> RfResult<Vec<regex::Rege
     patterns
         .iter()
         .map(|p| {
-            regexp::compile(&format!("^(?:{p})$"), Flags::default()).map_err(|e| {
+            regexp::compile_full(p, Flags::default()).map_err(|e| {
                 RfError::value(format!(
                     "Compiling exclude pattern '{p}' to a regular expression failed: {}",
                     e.trim_start_matches("error: ")

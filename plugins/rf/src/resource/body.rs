@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use crate::engine::{Level, Session, format_assign_message};
+use crate::engine::{Level, Session, format_assign_message, returned};
 use crate::error::{RfError, RfResult};
 use crate::expr;
 use crate::matching::{glob_match, normalize};
@@ -253,12 +253,7 @@ fn run_step(s: &mut Session, step: &Step) -> RfResult<Flow> {
         }
         Step::Return(values) => {
             let raw: Vec<Arg> = values.iter().map(|a| Arg::Raw(a.clone())).collect();
-            let mut values = s.store.replace_list(&raw)?;
-            Ok(Flow::Return(match values.len() {
-                0 => Value::None,
-                1 => values.remove(0),
-                _ => Value::list(values),
-            }))
+            Ok(Flow::Return(returned(s.store.replace_list(&raw)?)))
         }
         Step::If(branches) => {
             for branch in branches {
@@ -320,17 +315,8 @@ fn for_rounds(s: &mut Session, f: &For) -> RfResult<Vec<Vec<Value>>> {
             "IN" if per_round > 2 => Err(RfError::syntax(format!(
                 "Number of FOR loop variables must be 1 or 2 when iterating over dictionaries, got {per_round}."
             ))),
-            "IN" => Ok(items
-                .into_iter()
-                .map(|(k, v)| vec![Value::tuple(vec![k, v])])
-                .map(|round| {
-                    if per_round == 2 {
-                        untuple(round)
-                    } else {
-                        round
-                    }
-                })
-                .collect()),
+            // One variable takes the pair as a tuple (`run_for`).
+            "IN" => Ok(items.into_iter().map(|(k, v)| vec![k, v]).collect()),
             "IN ENUMERATE" if per_round > 3 => Err(RfError::syntax(format!(
                 "Number of FOR IN ENUMERATE loop variables must be 1-3 when iterating over dictionaries, got {per_round}."
             ))),
@@ -399,13 +385,6 @@ fn for_rounds(s: &mut Session, f: &For) -> RfResult<Vec<Vec<Value>>> {
             chunk(values, per_round, |n| wrong_count(per_round, n))
         }
     }
-}
-
-fn untuple(round: Vec<Value>) -> Vec<Value> {
-    round
-        .into_iter()
-        .flat_map(|v| v.list_items().unwrap_or_default())
-        .collect()
 }
 
 fn wrong_count(per_round: usize, values: usize) -> RfError {
@@ -642,15 +621,10 @@ fn zip_rounds(s: &mut Session, f: &For, raw: &[Arg]) -> RfResult<Vec<Vec<Value>>
     };
     Ok((0..rounds)
         .map(|i| {
-            let round: Vec<Value> = lists
+            lists
                 .iter()
                 .map(|l| l.get(i).cloned().unwrap_or_else(|| fill.clone()))
-                .collect();
-            if per_round == 1 && round.len() != 1 {
-                vec![Value::tuple(round)]
-            } else {
-                round
-            }
+                .collect()
         })
         .collect())
 }
@@ -658,6 +632,8 @@ fn zip_rounds(s: &mut Session, f: &For, raw: &[Arg]) -> RfResult<Vec<Vec<Value>>
 fn run_for(s: &mut Session, f: &For) -> RfResult<Flow> {
     let rounds = for_rounds(s, f)?;
     for round in rounds {
+        // RF's `_run_one_round`: one variable takes a round of several values
+        // as a tuple.
         let round = if f.assign.len() == 1 && round.len() != 1 {
             vec![Value::tuple(round)]
         } else {
@@ -813,7 +789,7 @@ fn except_matches(s: &Session, branch: &TryBranch, message: &str) -> RfResult<bo
         let pattern = s.store.replace_string(pattern)?;
         let hit = match upper.as_str() {
             "GLOB" => glob_match(message, &pattern, false, false),
-            "REGEXP" => regexp::compile(&format!("^(?:{pattern})$"), Flags::default())
+            "REGEXP" => regexp::compile_full(&pattern, Flags::default())
                 .map_err(RfError::fail)?
                 .is_match(message),
             "START" => message.starts_with(&pattern),

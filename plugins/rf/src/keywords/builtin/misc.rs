@@ -249,13 +249,9 @@ pub(super) fn skip_if(s: &mut Session, b: &Bound) -> RfResult<Value> {
 /// The `RETURN` signal: RF logs that it returns; a resource keyword it unwinds to
 /// returns `values` (none: `None`, one: it, more: a list), and the test body it reaches
 /// (a batch step is one) fails it.
-pub(super) fn return_from_keyword(s: &mut Session, mut values: Vec<Value>) -> RfResult<Value> {
+pub(super) fn return_from_keyword(s: &mut Session, values: Vec<Value>) -> RfResult<Value> {
     s.info("Returning from the enclosing user keyword.");
-    s.returned = Some(Ok(match values.len() {
-        0 => Value::None,
-        1 => values.remove(0),
-        _ => Value::list(values),
-    }));
+    s.returned = Some(Ok(crate::engine::returned(values)));
     Err(RfError::invalid_return())
 }
 
