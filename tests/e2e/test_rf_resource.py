@@ -133,7 +133,19 @@ Enumerated
     FOR    ${index}    ${key}    ${value}    IN ENUMERATE    &{PRICES}
         Append To List    ${out}    ${index}:${key}=${value}
     END
+    FOR    ${index}    ${pair}    IN ENUMERATE    &{PRICES}
+        Append To List    ${out}    ${index}:${pair}
+    END
+    FOR    ${all}    IN ENUMERATE    &{PRICES}    start=5
+        Append To List    ${out}    ${all}
+    END
     RETURN    ${out}
+
+Grouped
+    GROUP    Compute
+        ${x} =    Set Variable    inside
+    END
+    RETURN    ${x}
 
 Zipped
     [Arguments]    ${mode}=SHORTEST
@@ -291,7 +303,7 @@ FLOW_CALLS = [
     ("Classify", ["500"]),
     ("Sum Until", ["4"]), ("Sum Until", ["99"]),
     ("Ranges", []),
-    ("Enumerated", []),
+    ("Enumerated", []), ("Grouped", []),
     ("Zipped", []), ("Zipped", ["LONGEST"]), ("Zipped", ["STRICT"]), ("Zipped", ["sideways"]),
     ("Prices", []),
     ("First Over", ["2"]), ("First Over", ["9"]),
@@ -432,7 +444,10 @@ def test_control_structures_in_resource_keywords_agree_with_robot_framework(tmp_
         "negative", "zero", "small", "large"]
     assert by_call["Sum Until 4"]["value"] == 4 and by_call["Sum Until 99"]["value"] == 9
     assert by_call["Ranges"]["value"] == [0, 1, 2, 10, 7, 4, 0.0, 0.25, 0.5, 0.75, 0, 1]
-    assert by_call["Enumerated"]["value"] == ["1:a", "2:b", "3:c", "0:apple=3", "1:pear=5"]
+    assert by_call["Enumerated"]["value"] == [
+        "1:a", "2:b", "3:c", "0:apple=3", "1:pear=5", "0:('apple', '3')", "1:('pear', '5')",
+        [5, "apple", "3"], [6, "pear", "5"]]
+    assert by_call["Grouped"]["value"] == "inside"
     assert by_call["Zipped LONGEST"]["value"] == ["a1", "b2", "c-"]
     assert by_call["First Over 2"]["value"] == "3" and by_call["First Over 9"]["value"] == "none"
     assert by_call["Count Up 4 2"]["status"] == "FAIL" and by_call["Spin PASS"]["value"] == 3

@@ -208,7 +208,7 @@ def _body(items):
     condition, body)]), ("FOR", flavor, assign, values, start, mode, fill, body),
     ("WHILE", condition, limit, on_limit, on_limit_message, body), ("TRY",
     [(branch type, patterns, pattern type, assign, body)]), ("VAR", name, values,
-    scope, separator), ("BREAK",), ("CONTINUE",); ("INVALID", RF's message, line)
+    scope, separator), ("GROUP", name, body), ("BREAK",), ("CONTINUE",); ("INVALID", RF's message, line)
     for what RF's parser found wrong, which fails when reached, as in RF; (type,
     line) for anything else."""
     body = []
@@ -234,6 +234,8 @@ def _body(items):
                                  for b in item.body]))
         elif kind == "VAR":
             body.append(("VAR", item.name, list(item.value), item.scope, item.separator))
+        elif kind == "GROUP":
+            body.append(("GROUP", item.name, _body(item.body)))
         elif kind in ("BREAK", "CONTINUE"):
             body.append((kind,))
         else:

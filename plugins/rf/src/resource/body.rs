@@ -325,11 +325,13 @@ fn for_rounds(s: &mut Session, f: &For) -> RfResult<Vec<Vec<Value>>> {
                 Ok(items
                     .into_iter()
                     .zip(start..)
+                    // RF: two variables take the index and the pair, one or
+                    // three the index, key and value.
                     .map(|((k, v), i)| {
-                        if per_round == 3 {
-                            vec![Value::Int(i), k, v]
-                        } else {
+                        if per_round == 2 {
                             vec![Value::Int(i), Value::tuple(vec![k, v])]
+                        } else {
+                            vec![Value::Int(i), k, v]
                         }
                     })
                     .collect())
