@@ -13,6 +13,8 @@ use stephost::mcp::StartingHost;
 use stephost::tenancy::TenantsFile;
 use stephost::{BatchOptions, Host};
 
+use crate::plugin_kit::{self, PluginCommand};
+
 /// A WebAssembly-plugin step host: validated, time-boxed batches of tool calls.
 #[derive(Parser)]
 #[command(name = "stephost", version, about)]
@@ -27,7 +29,7 @@ struct Cli {
 /// (`stephost --config F serve` and `stephost serve --config F` both work).
 /// Not on `hash-token`, which starts none.
 #[derive(clap::Args, Default, Clone)]
-struct HostArgs {
+pub(crate) struct HostArgs {
     /// Configuration file (TOML). Without it, built-in defaults apply.
     #[arg(long, env = "STEPHOST_CONFIG")]
     config: Option<PathBuf>,
@@ -99,6 +101,11 @@ enum Command {
         /// The token (`-` reads it from stdin, keeping it out of shell history).
         token: String,
     },
+    /// Write, check and test plugins: `plugin new`, `plugin check`, `plugin test`.
+    Plugin {
+        #[command(subcommand)]
+        action: crate::plugin_kit::PluginCommand,
+    },
     /// List plugins and their verbs.
     Plugins {
         /// Print JSON with the full input schemas.
@@ -110,7 +117,7 @@ enum Command {
 }
 
 /// Exit code for a host that could not start (bad config, bad plugin).
-const EXIT_HOST: u8 = 3;
+pub(crate) const EXIT_HOST: u8 = 3;
 
 pub(crate) fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -150,7 +157,13 @@ fn host_config(cli: &Cli) -> anyhow::Result<(Config, Option<TenantsFile>)> {
         Command::Run { host, .. } | Command::Serve { host, .. } | Command::Plugins { host, .. } => {
             cli.host.merged(host)
         }
-        Command::HashToken { .. } => cli.host.clone(),
+        Command::Plugin {
+            action: PluginCommand::Check { host, .. } | PluginCommand::Test { host, .. },
+        } => cli.host.merged(host),
+        Command::HashToken { .. }
+        | Command::Plugin {
+            action: PluginCommand::New { .. },
+        } => cli.host.clone(),
     };
     let mut config = match &args.config {
         Some(path) => Config::load(path)?,
@@ -187,6 +200,12 @@ async fn async_main(cli: Cli) -> ExitCode {
     if let Command::HashToken { token } = &cli.command {
         return hash_token(token);
     }
+    if let Command::Plugin {
+        action: PluginCommand::New { name, lang, dir },
+    } = &cli.command
+    {
+        return plugin_kit::new(name, *lang, dir.as_deref());
+    }
     // Listening starts before the host does, so a SIGTERM during start-up also
     // ends the server in order.
     let shutdown = tokio_util::sync::CancellationToken::new();
@@ -205,6 +224,15 @@ async fn async_main(cli: Cli) -> ExitCode {
             return ExitCode::from(EXIT_HOST);
         }
     };
+    if let Command::Plugin { action } = &cli.command {
+        return match action {
+            PluginCommand::Check { file, json, .. } => plugin_kit::check(config, file, *json).await,
+            PluginCommand::Test {
+                file, cases, json, ..
+            } => plugin_kit::test(config, file, cases, *json).await,
+            PluginCommand::New { .. } => ExitCode::SUCCESS,
+        };
+    }
     if let Command::Serve { http: None, .. } = &cli.command {
         // Over stdio the handshake does not wait for the plugins to compile.
         let max_line_bytes = config.server.http.max_body_bytes;
@@ -237,12 +265,20 @@ async fn async_main(cli: Cli) -> ExitCode {
         // Over HTTP the host is started before the listener opens.
         Command::Serve {
             http: Some(addr), ..
-        } => stephost::mcp::serve_http(host, *addr, shutdown)
-            .await
-            .map(|()| ExitCode::SUCCESS),
+        } => {
+            match stephost::mcp::serve_http(host, *addr, shutdown).await {
+                // A catalog that cannot be built (two tools claiming one name)
+                // is the host failing to start, as over stdio: exit 3, not 2.
+                Err(e) if e.downcast_ref::<stephost::mcp::CatalogError>().is_some() => {
+                    eprintln!("stephost: {e:#}");
+                    return ExitCode::from(EXIT_HOST);
+                }
+                served => served.map(|()| ExitCode::SUCCESS),
+            }
+        }
         // Served above, before the host was started.
         Command::Serve { http: None, .. } => Ok(ExitCode::SUCCESS),
-        Command::HashToken { .. } => Ok(ExitCode::SUCCESS),
+        Command::HashToken { .. } | Command::Plugin { .. } => Ok(ExitCode::SUCCESS),
     };
     result.unwrap_or_else(|e| {
         eprintln!("stephost: {e:#}");

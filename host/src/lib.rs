@@ -17,4 +17,4 @@ pub use stephost_batch as batch;
 pub use stephost_batch::dialects;
 pub use stephost_contract as contract;
 pub use stephost_runtime as runtime;
-pub use stephost_server::{BatchOptions, DrainOutcome, Host, config, mcp, session, tenancy};
+pub use stephost_server::{BatchOptions, DrainOutcome, Host, check, config, mcp, session, tenancy};

@@ -1,6 +1,7 @@
 //! The `stephost` command: run a batch, list plugins, or serve MCP.
 
 mod cli;
+mod plugin_kit;
 
 use std::process::ExitCode;
 

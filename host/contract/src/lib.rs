@@ -11,6 +11,7 @@ mod call;
 mod failure;
 mod plugin;
 mod recovery;
+pub mod review;
 mod version;
 
 pub use call::{CallBudget, CallOutcome, Content, Denial, Failure, Fault, LogLine, Output};

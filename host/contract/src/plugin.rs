@@ -6,6 +6,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::ContractVersion;
+use crate::review::{Problem, Severity, review};
 
 /// A verb's description, as listed by `stephost plugins --json` and the MCP front.
 #[derive(Debug, Clone, Serialize)]
@@ -65,38 +66,38 @@ impl Verb {
     }
 }
 
-/// Why a plugin's `describe` answer was refused.
+/// Why a plugin's `describe` answer was refused: every error in it, each with
+/// its place ([`review`](crate::review)).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum SpecError {
-    /// The plugin name is not `[a-z][a-z0-9-]*`.
-    #[error("describe() returned the name `{0}`; plugin names are lower-case `[a-z][a-z0-9-]*`")]
-    BadName(String),
-    /// The version is not semantic versioning's `MAJOR.MINOR.PATCH`.
-    #[error(
-        "describe() returned the version `{0}`; a plugin's version is semantic versioning's MAJOR.MINOR.PATCH (with an optional -pre-release and +build), such as 1.4.0"
-    )]
-    BadVersion(String),
-    /// A verb name is empty or listed twice.
-    #[error("verb name `{0}` is empty or listed twice")]
-    BadVerbName(String),
-    /// A schema is not JSON, or not a JSON Schema.
-    #[error("verb `{verb}`: {which} schema is not {what}: {message}")]
-    BadSchema {
-        /// The verb.
-        verb: String,
-        /// `input` or `output`.
-        which: &'static str,
-        /// `JSON` or `a valid JSON Schema`.
-        what: &'static str,
-        /// The parser's or compiler's message.
-        message: String,
-    },
+#[error("{}", render(.problems))]
+pub struct SpecError {
+    problems: Vec<Problem>,
+}
+
+impl SpecError {
+    /// What is wrong, in the order of the answer.
+    pub fn problems(&self) -> &[Problem] {
+        &self.problems
+    }
+}
+
+fn render(problems: &[Problem]) -> String {
+    match problems {
+        [one] => one.to_string(),
+        many => {
+            let listed: Vec<String> = many
+                .iter()
+                .enumerate()
+                .map(|(i, p)| format!("({}) {p}", i + 1))
+                .collect();
+            format!("{} problems: {}", many.len(), listed.join("; "))
+        }
+    }
 }
 
 /// Semantic versioning 2.0's `MAJOR.MINOR.PATCH[-pre][+build]`: numbers without
 /// leading zeros, identifiers of `[0-9A-Za-z-]`.
-fn valid_semver(version: &str) -> bool {
+pub(crate) fn valid_semver(version: &str) -> bool {
     let (rest, build) = match version.split_once('+') {
         Some((rest, build)) => (rest, Some(build)),
         None => (version, None),
@@ -172,36 +173,38 @@ impl PluginSpec {
         sha256: &str,
         contract: ContractVersion,
     ) -> Result<Self, SpecError> {
-        if !valid_plugin_name(&raw.name) {
-            return Err(SpecError::BadName(raw.name));
+        let problems: Vec<Problem> = review(&raw)
+            .into_iter()
+            .filter(|p| p.severity == Severity::Error)
+            .collect();
+        if !problems.is_empty() {
+            return Err(SpecError { problems });
         }
-        if !valid_semver(&raw.version) {
-            return Err(SpecError::BadVersion(raw.version));
-        }
+        // Reviewed above, so these cannot fail; a slip still refuses, never panics.
+        let refuse = |verb: &str, message: String| SpecError {
+            problems: vec![Problem {
+                severity: Severity::Error,
+                verb: Some(verb.to_owned()),
+                schema: None,
+                pointer: None,
+                message,
+            }],
+        };
         let mut verbs = BTreeMap::new();
         let mut infos = Vec::with_capacity(raw.verbs.len());
         for v in raw.verbs {
-            let bad = |which, what, message: String| SpecError::BadSchema {
-                verb: v.name.clone(),
-                which,
-                what,
-                message,
-            };
             let input_schema: Value = serde_json::from_str(&v.input_schema)
-                .map_err(|e| bad("input", "JSON", e.to_string()))?;
+                .map_err(|e| refuse(&v.name, e.to_string()))?;
             let validator = jsonschema::validator_for(&input_schema)
-                .map_err(|e| bad("input", "a valid JSON Schema", e.to_string()))?;
+                .map_err(|e| refuse(&v.name, e.to_string()))?;
             let output_schema = if v.output_schema.trim().is_empty() {
                 None
             } else {
                 Some(
                     serde_json::from_str(&v.output_schema)
-                        .map_err(|e| bad("output", "JSON", e.to_string()))?,
+                        .map_err(|e| refuse(&v.name, e.to_string()))?,
                 )
             };
-            if v.name.is_empty() || verbs.contains_key(&v.name) {
-                return Err(SpecError::BadVerbName(v.name));
-            }
             let info = VerbInfo {
                 name: v.name.clone(),
                 description: v.description,
@@ -284,7 +287,7 @@ impl std::fmt::Debug for PluginSpec {
     }
 }
 
-fn valid_plugin_name(name: &str) -> bool {
+pub(crate) fn valid_plugin_name(name: &str) -> bool {
     let mut chars = name.chars();
     chars.next().is_some_and(|c| c.is_ascii_lowercase())
         && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
@@ -372,7 +375,11 @@ mod tests {
                 .unwrap_or_default()
         };
         assert!(bad("Demo", "{}").contains("lower-case"));
-        assert!(bad("demo", "{").contains("input schema is not JSON"));
-        assert!(bad("demo", r#"{"type": 5}"#).contains("not a valid JSON Schema"));
+        assert!(bad("demo", "{").contains("verb `echo`: input schema: not JSON"));
+        let wrong = bad("demo", r#"{"type": 5, "minLength": -1}"#);
+        assert!(
+            wrong.starts_with("2 problems: (1) verb `echo`: input schema at /"),
+            "{wrong}"
+        );
     }
 }

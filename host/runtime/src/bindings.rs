@@ -90,21 +90,55 @@ pub(crate) fn contract_of(component: &Component) -> Result<ContractVersion, Stri
             if let Some(v) = ContractVersion::parse(version) {
                 return Ok(v);
             }
-            seen.push(format!("`{name}`"));
+            seen.push((name.to_owned(), version.to_owned()));
         }
     }
-    Err(if seen.is_empty() {
-        format!(
-            "exports no `stephost:plugin/tool` interface; a plugin exports `stephost:plugin/tool@<version>` for one of the contract versions this host serves ({})",
-            ContractVersion::supported()
-        )
-    } else {
-        format!(
-            "exports {}, a contract version this host does not serve; it serves {}",
-            seen.join(", "),
-            ContractVersion::supported()
-        )
+    let served = format!(
+        "{}-{}",
+        ContractVersion::ALL[0].as_str(),
+        ContractVersion::LATEST.as_str()
+    );
+    Err(match seen.as_slice() {
+        [] => format!(
+            "exports no `stephost:plugin/tool` interface; a plugin exports `stephost:plugin/tool@<version>` for one of the contract versions this host serves ({served})"
+        ),
+        [(name, version), ..] => {
+            let built = if version.is_empty() {
+                "no version"
+            } else {
+                version.as_str()
+            };
+            let advice = if newer_than_served(version) {
+                format!(
+                    "a newer stephost serves it; or build the plugin against wit/{}",
+                    ContractVersion::LATEST.as_str()
+                )
+            } else {
+                format!(
+                    "rebuild it against one of the served versions (new plugins target wit/{})",
+                    ContractVersion::LATEST.as_str()
+                )
+            };
+            format!(
+                "built for contract {built} (it exports `{name}`); this host serves {served}: {advice}"
+            )
+        }
     })
+}
+
+/// Whether `version` (`MAJOR.MINOR.PATCH`) is later than the newest served.
+fn newer_than_served(version: &str) -> bool {
+    let parse = |text: &str| -> Option<Vec<u64>> {
+        text.split(['-', '+'])
+            .next()?
+            .split('.')
+            .map(|n| n.parse().ok())
+            .collect()
+    };
+    match (parse(version), parse(ContractVersion::LATEST.as_str())) {
+        (Some(theirs), Some(ours)) => theirs > ours,
+        _ => false,
+    }
 }
 
 /// A component linked and ready to instantiate, in its contract version.

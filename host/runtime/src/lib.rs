@@ -13,6 +13,7 @@ mod capabilities;
 mod config;
 mod embedded;
 mod engine;
+mod inspect;
 mod instance;
 mod load_error;
 mod loaded;
@@ -25,6 +26,7 @@ pub use capabilities::{BadPattern, Capability, FolderError, FolderGrant, Grant, 
 pub use config::{EngineConfig, PluginsConfig};
 pub use embedded::{EMBEDDED, EmbeddedPlugin};
 pub use engine::sha256_hex;
+pub use inspect::{Finding, Import, Inspection, Stage};
 pub use instance::{InstanceLimits, Instances, PluginInstance};
 pub use load_error::LoadError;
 pub use loaded::LoadedPlugin;

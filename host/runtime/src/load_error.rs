@@ -43,7 +43,8 @@ pub enum LoadError {
     },
     /// The component imports a capability its grant does not include.
     #[error(
-        "plugin `{plugin}` ({source_name}) imports `{import}`, which needs the `{grant}` grant; it has not been granted (set it under [plugins.grants.{plugin}]){hint}"
+        "plugin `{plugin}` ({source_name}) imports `{import}`, which needs the `{grant}` grant; it has not been granted (set it under [plugins.grants.{plugin}], e.g. `{}`){hint}",
+        grant_example(grant)
     )]
     NotGranted {
         /// Plugin name.
@@ -137,4 +138,15 @@ pub enum LoadError {
         /// Second source.
         second: String,
     },
+}
+
+/// A config line that grants `key`, for messages.
+fn grant_example(key: &str) -> &'static str {
+    match key {
+        "http" => "http = [\"api.example.com:443\"]",
+        "desktop" => "desktop = true",
+        "webdriver" => "webdriver = true",
+        "rf_libraries" => "rf_libraries = [\"LibraryName\"]",
+        _ => "see docs/plugins.md, The sandbox",
+    }
 }

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use stephost_contract::{CallBudget, ContractVersion, Fault, PluginSpec};
+use stephost_contract::{CallBudget, ContractVersion, Fault, PluginSpec, RawDescription};
 use tokio_util::sync::CancellationToken;
 use wasmtime::Engine;
 use wasmtime::component::Component;
@@ -75,12 +75,12 @@ impl LoadPolicy {
 
 /// Every loaded plugin, by name.
 pub struct Registry {
-    plugins: BTreeMap<String, Arc<LoadedPlugin>>,
+    pub(crate) plugins: BTreeMap<String, Arc<LoadedPlugin>>,
     /// Plugins loaded on the host but not usable here, with the reason.
     unavailable: BTreeMap<String, String>,
-    policy: LoadPolicy,
-    engine: Engine,
-    cache: Option<CompileCache>,
+    pub(crate) policy: LoadPolicy,
+    pub(crate) engine: Engine,
+    pub(crate) cache: Option<CompileCache>,
     services: Arc<Services>,
 }
 
@@ -219,7 +219,7 @@ impl Registry {
     /// The grant `probe` gets under the policy, or why it may not load; with
     /// a hint for a `NotGranted` error when a grant under its name exists but
     /// does not apply.
-    fn grant_for(&self, probe: &LoadedPlugin) -> Result<(Grant, String), LoadError> {
+    pub(crate) fn grant_for(&self, probe: &LoadedPlugin) -> Result<(Grant, String), LoadError> {
         let name = probe.name();
         let digest = &probe.info().sha256;
         let source_name = &probe.info().source;
@@ -430,7 +430,7 @@ impl Registry {
 
 /// The component's imports with the capability each needs. Refuses a component
 /// that imports anything the host does not offer, before any of its code runs.
-fn imports(
+pub(crate) fn imports(
     engine: &Engine,
     component: &Component,
     source_name: &str,
@@ -457,21 +457,64 @@ fn imports(
 }
 
 /// What describing a component needs to know about it.
-struct Probe<'a> {
-    engine: &'a Engine,
-    pre: PluginPre<HostState>,
-    source_name: &'a str,
-    digest: &'a str,
-    contract: ContractVersion,
+pub(crate) struct Probe<'a> {
+    pub(crate) engine: &'a Engine,
+    pub(crate) pre: PluginPre<HostState>,
+    pub(crate) source_name: &'a str,
+    pub(crate) digest: &'a str,
+    pub(crate) contract: ContractVersion,
 }
 
-/// Instantiates a throwaway instance to ask the plugin what it offers.
+/// Instantiates a throwaway instance to ask the plugin what it offers, and
+/// checks the answer.
 async fn describe(
     probe: Probe<'_>,
     services: Arc<Services>,
     component: Component,
     imports: Vec<(String, Capability)>,
 ) -> Result<LoadedPlugin, LoadError> {
+    let raw = describe_raw(&probe, &services, &component).await?;
+    let spec =
+        PluginSpec::new(raw, probe.source_name, probe.digest, probe.contract).map_err(|e| {
+            LoadError::Describe {
+                source_name: probe.source_name.to_owned(),
+                message: e.to_string(),
+            }
+        })?;
+    Ok(probe.loaded(spec, services, component, imports))
+}
+
+impl Probe<'_> {
+    /// The plugin `spec` describes, granted nothing yet.
+    pub(crate) fn loaded(
+        self,
+        spec: PluginSpec,
+        services: Arc<Services>,
+        component: Component,
+        imports: Vec<(String, Capability)>,
+    ) -> LoadedPlugin {
+        LoadedPlugin {
+            name: Arc::from(spec.name()),
+            spec: Arc::new(spec),
+            pre: self.pre,
+            engine: self.engine.clone(),
+            allow: AllowList::default(),
+            grant: Grant::default(),
+            services,
+            component,
+            imports: Arc::new(imports),
+            file: None,
+        }
+    }
+}
+
+/// What the component's `describe()` answers, unchecked, from a throwaway
+/// instance granted nothing.
+pub(crate) async fn describe_raw(
+    probe: &Probe<'_>,
+    services: &Arc<Services>,
+    component: &Component,
+) -> Result<RawDescription, LoadError> {
     let source_name = probe.source_name;
     let err = |message: String| LoadError::Describe {
         source_name: source_name.to_owned(),
@@ -503,7 +546,7 @@ async fn describe(
     let mut instance = PluginInstance::new(throwaway, 64 * 1024 * 1024, 100, &budget)
         .await
         .map_err(|e| err(format!("instantiation failed: {e}")))?;
-    let raw = instance.describe(&budget).await.map_err(|fault| {
+    instance.describe(&budget).await.map_err(|fault| {
         err(match fault {
             // describe() has budgets of its own, not the steps' config keys.
             Fault::OutOfFuel(fuel) => format!(
@@ -514,19 +557,5 @@ async fn describe(
             ),
             other => format!("describe() failed: {other}"),
         })
-    })?;
-    let spec = PluginSpec::new(raw, source_name, probe.digest, probe.contract)
-        .map_err(|e| err(e.to_string()))?;
-    Ok(LoadedPlugin {
-        name: Arc::from(spec.name()),
-        spec: Arc::new(spec),
-        pre: probe.pre,
-        engine: probe.engine.clone(),
-        allow: AllowList::default(),
-        grant: Grant::default(),
-        services,
-        component,
-        imports: Arc::new(imports),
-        file: None,
     })
 }

@@ -7,6 +7,7 @@
 //! runtime, builds each tenant's view, and runs a batch in a session with the
 //! session's instances as the engine's executor.
 
+pub mod check;
 pub mod config;
 mod host;
 pub mod mcp;

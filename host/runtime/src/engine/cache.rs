@@ -66,6 +66,12 @@ impl CompileCache {
         Ok(component)
     }
 
+    /// Stores `component`, compiled from bytes whose sha256 is `digest`, so the
+    /// next [`load`](Self::load) of them is a hit.
+    pub(crate) fn put(&self, component: &Component, digest: &str) -> anyhow::Result<()> {
+        self.store(component, &self.dir.join(format!("{digest}.cwasm")))
+    }
+
     fn store(&self, component: &Component, path: &Path) -> anyhow::Result<()> {
         std::fs::create_dir_all(&self.dir)?;
         let bytes = component.serialize().map_err(|e| anyhow::anyhow!("{e}"))?;

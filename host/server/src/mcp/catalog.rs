@@ -192,6 +192,38 @@ impl Catalogs {
     }
 }
 
+/// Every MCP tool name the local tenant's catalog claims, with who claims
+/// it (`the built-in \`batch\` tool`, `plugin.verb`): what a new plugin's
+/// tool names must not take.
+pub fn claimed_names(host: &crate::Host) -> Result<BTreeMap<String, String>, UnknownPlugin> {
+    let mcp = &host.config().mcp;
+    let served = Served::resolve(mcp.tools.as_deref(), host.catalog(), || {
+        stephost_runtime::probe_display(DISPLAY_PROBE_TIMEOUT)
+    })?;
+    let catalog = host.tenants().local().catalog();
+    Ok(entries(catalog, &mcp.tool_names, mcp.verb_tools, &served)
+        .into_iter()
+        .map(|entry| (entry.name, entry.owner))
+        .collect())
+}
+
+/// The tool name `plugin.verb` gets: the configured rename, or its default.
+pub fn tool_name_for(
+    plugin: &PluginSpec,
+    verb: &str,
+    renames: &BTreeMap<String, String>,
+) -> String {
+    renames
+        .get(&format!("{}.{verb}", plugin.name()))
+        .cloned()
+        .unwrap_or_else(|| dialects::single::tool_name(plugin, verb))
+}
+
+/// A tool name for `owner` that none of `claimed` takes.
+pub fn suggest_name(owner: &str, claimed: &BTreeMap<String, String>) -> String {
+    free_name(owner, &claimed.keys().cloned().collect())
+}
+
 /// A tool name claimed twice.
 #[derive(Debug, thiserror::Error)]
 #[error(
@@ -224,6 +256,50 @@ fn free_name(owner: &str, taken: &std::collections::BTreeSet<String>) -> String 
         .unwrap_or(base)
 }
 
+/// Every tool a catalog of `registry` would hold, before names are checked.
+fn entries(
+    registry: &Plugins,
+    renames: &BTreeMap<String, String>,
+    verb_tools: bool,
+    served: &Served,
+) -> Vec<Entry> {
+    let mut entries: Vec<Entry> = Vec::new();
+    for (domain, dialect) in dialects::builtin() {
+        if domain.is_none_or(|plugin| served.includes(plugin)) && dialect.available(registry) {
+            entries.push(Entry {
+                name: dialect.name().to_owned(),
+                owner: format!("the built-in `{}` tool", dialect.name()),
+                dialect,
+                acts: None,
+                alias: false,
+            });
+        }
+    }
+    if verb_tools {
+        for plugin in registry.plugins().filter(|p| served.includes(p.name())) {
+            for info in &plugin.info().verbs {
+                let verb = info.name.as_str();
+                let key = format!("{}.{verb}", plugin.name());
+                let name = tool_name_for(plugin, verb, renames);
+                let single = dialects::single::SingleVerb::new(
+                    name.clone(),
+                    plugin.clone(),
+                    verb.to_owned(),
+                );
+                let acts = single.acts_on_world();
+                entries.push(Entry {
+                    name,
+                    owner: key,
+                    dialect: Arc::new(single),
+                    acts: Some(acts),
+                    alias: alias_of(plugin, info).is_some(),
+                });
+            }
+        }
+    }
+    entries
+}
+
 impl Catalog {
     /// Builds the catalog: the generic `batch` tool, the dialect tools whose
     /// plugins are loaded and served, and one tool per verb of each served
@@ -235,43 +311,7 @@ impl Catalog {
         verb_tools: bool,
         served: &Served,
     ) -> Result<Self, NameClash> {
-        let mut entries: Vec<Entry> = Vec::new();
-        for (domain, dialect) in dialects::builtin() {
-            if domain.is_none_or(|plugin| served.includes(plugin)) && dialect.available(registry) {
-                entries.push(Entry {
-                    name: dialect.name().to_owned(),
-                    owner: format!("the built-in `{}` tool", dialect.name()),
-                    dialect,
-                    acts: None,
-                    alias: false,
-                });
-            }
-        }
-        if verb_tools {
-            for plugin in registry.plugins().filter(|p| served.includes(p.name())) {
-                for info in &plugin.info().verbs {
-                    let verb = info.name.as_str();
-                    let key = format!("{}.{verb}", plugin.name());
-                    let name = renames
-                        .get(&key)
-                        .cloned()
-                        .unwrap_or_else(|| dialects::single::tool_name(plugin, verb));
-                    let single = dialects::single::SingleVerb::new(
-                        name.clone(),
-                        plugin.clone(),
-                        verb.to_owned(),
-                    );
-                    let acts = single.acts_on_world();
-                    entries.push(Entry {
-                        name,
-                        owner: key,
-                        dialect: Arc::new(single),
-                        acts: Some(acts),
-                        alias: alias_of(plugin, info).is_some(),
-                    });
-                }
-            }
-        }
+        let entries = entries(registry, renames, verb_tools, served);
         // Every name claimed, so a clash's suggested rename is one that is free.
         let taken: std::collections::BTreeSet<String> =
             entries.iter().map(|e| e.name.clone()).collect();

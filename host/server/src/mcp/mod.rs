@@ -18,7 +18,10 @@ use anyhow::Context as _;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
-pub use catalog::{Catalog, CatalogError, Catalogs, NameClash, Served, UnknownPlugin};
+pub use catalog::{
+    Catalog, CatalogError, Catalogs, NameClash, Served, UnknownPlugin, claimed_names, suggest_name,
+    tool_name_for,
+};
 pub use server::StepServer;
 pub use starting::{StartingHost, serve_stdio};
 
