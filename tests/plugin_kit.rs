@@ -142,6 +142,11 @@ fn a_newer_contract_is_named_with_the_versions_served() {
 }
 
 #[test]
+fn an_edited_copy_of_a_released_contract_is_named_as_such() {
+    check_snapshot("changed_contract", "changed_contract");
+}
+
+#[test]
 fn a_panicking_describe_keeps_its_message() {
     check_snapshot("panics", "panicking_describe");
 }

@@ -228,8 +228,8 @@ impl Registry {
             },
             Err(e) => {
                 found.problems.push(Finding::error(
-                    Stage::Imports,
-                    format!("cannot be linked: {e:#}"),
+                    Stage::Contract,
+                    crate::registry::mismatch(contract, &format!("{e:#}")),
                 ));
                 return found;
             }

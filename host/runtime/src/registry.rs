@@ -157,16 +157,15 @@ impl Registry {
             message,
         })?;
         let imports = imports(&self.engine, &component, &source_name, contract)?;
-        let compile_err = |e: wasmtime::Error| LoadError::Compile {
-            source_name: source_name.clone(),
-            message: format!("{e:#}"),
-        };
         // Ask the component what it is before its grant is known; the probe
         // instance is granted nothing.
         let probe_pre = capabilities::describe_linker(&self.engine, contract)
             .and_then(|linker| linker.instantiate_pre(&component))
             .and_then(|pre| PluginPre::new(contract, pre))
-            .map_err(compile_err)?;
+            .map_err(|e| LoadError::Contract {
+                source_name: source_name.clone(),
+                message: mismatch(contract, &format!("{e:#}")),
+            })?;
         let mut probe = describe(
             Probe {
                 engine: &self.engine,
@@ -456,6 +455,15 @@ pub(crate) fn imports(
         .collect()
 }
 
+/// Why a component that names contract `contract` does not link against it:
+/// its types differ from the released ones, which wasmtime says without
+/// naming any version.
+pub(crate) fn mismatch(contract: ContractVersion, e: &dyn std::fmt::Display) -> String {
+    format!(
+        "its interfaces do not match the released contract {contract} that its exports name (was it built from a changed copy of wit/{contract}/? released versions never change): {e}"
+    )
+}
+
 /// What describing a component needs to know about it.
 pub(crate) struct Probe<'a> {
     pub(crate) engine: &'a Engine,
@@ -545,7 +553,19 @@ pub(crate) async fn describe_raw(
     };
     let mut instance = PluginInstance::new(throwaway, 64 * 1024 * 1024, 100, &budget)
         .await
-        .map_err(|e| err(format!("instantiation failed: {e}")))?;
+        .map_err(|e| {
+            let text = e.to_string();
+            // wasmtime checks an export's function types only when the
+            // instance looks them up, and says so without any version.
+            if text.contains("type mismatch") {
+                LoadError::Contract {
+                    source_name: source_name.to_owned(),
+                    message: mismatch(probe.contract, &text),
+                }
+            } else {
+                err(format!("instantiation failed: {text}"))
+            }
+        })?;
     instance.describe(&budget).await.map_err(|fault| {
         err(match fault {
             // describe() has budgets of its own, not the steps' config keys.
