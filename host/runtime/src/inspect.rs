@@ -282,7 +282,13 @@ impl Registry {
                         .contract
                         .and_then(|contract| Capability::for_import(&import.name, contract));
                     let granted = capability.is_some_and(|c| grant.allows(c));
-                    import.granted = Some(granted);
+                    // rf-library is linked for every plugin and refuses each
+                    // call the grant does not list: loadable, but usable only
+                    // with libraries granted.
+                    let usable = granted
+                        && (capability != Some(Capability::RfLibrary)
+                            || !grant.rf_libraries.is_empty());
+                    import.granted = Some(usable);
                     if !granted
                         && let Some(key) = import.grant
                         && missing.insert(key)

@@ -146,7 +146,7 @@ fn grant_example(key: &str) -> &'static str {
         "http" => "http = [\"api.example.com:443\"]",
         "desktop" => "desktop = true",
         "webdriver" => "webdriver = true",
-        "rf_libraries" => "rf_libraries = [\"LibraryName\"]",
+        "rf_libraries" => "[plugins.grants.NAME.rf_libraries] with libraries = [\"Process\"]",
         _ => "see docs/plugins.md, The sandbox",
     }
 }

@@ -95,6 +95,10 @@ pub(crate) fn render(report: &CheckReport) -> String {
             }
             (false, _, _) => "not offered by this host".to_owned(),
             (true, Some(key), Some(true)) => format!("needs `{key}`: granted"),
+            (true, Some("rf_libraries"), Some(false)) => {
+                "loads, but no library is granted in `rf_libraries`: every call is refused"
+                    .to_owned()
+            }
             (true, Some(key), Some(false)) => format!("needs `{key}`: NOT granted"),
             (true, Some(key), None) => format!("needs `{key}`"),
         };

@@ -141,7 +141,14 @@ pub async fn serve_http(
                 let host = metrics_host.clone();
                 async move { metrics(&host, &headers) }
             }),
-        );
+        )
+        // Reads the body before answering 404: a response sent while a POST's
+        // body (an OAuth client's registration) is still unread makes hyper
+        // close the connection, and a client that reuses it then sees
+        // "server disconnected" instead of the 404.
+        .fallback(|_body: axum::body::Bytes| async {
+            (axum::http::StatusCode::NOT_FOUND, "Not Found\n")
+        });
     if tenants.require_auth() {
         eprintln!(
             "stephost: {} tenants; every request needs `Authorization: Bearer <token>`",
