@@ -550,3 +550,28 @@ fn documented_defaults_are_the_defaults() {
         wrong.join("\n")
     );
 }
+
+#[test]
+fn run_dry_run_prints_the_plan_and_runs_nothing() {
+    let cache = tempfile::tempdir().expect("tempdir");
+    let out = stephost(
+        &["run", "--dry-run", "examples/quickstart.json"],
+        None,
+        cache.path(),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = report(&out);
+    assert_eq!(report["status"], "planned", "{report}");
+    assert_eq!(report["steps_executed"], 0);
+    let steps = report["plan"]["steps"].as_array().expect("plan steps");
+    assert!(steps.len() > 3, "{report}");
+    assert!(steps.iter().all(|s| s["status"] == "planned"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("[1/"), "no step started: {stderr}");
+    assert!(stderr.contains("planned:"), "{stderr}");
+}

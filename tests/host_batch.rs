@@ -1046,3 +1046,70 @@ async fn a_tenant_cap_on_the_input_size_applies() {
         "{error:?}"
     );
 }
+
+#[tokio::test]
+async fn a_dry_run_plans_without_running_and_resolves_what_it_can() {
+    let host = host().await;
+    let count = || json!({"plugin": "testkit", "verb": "count", "input": {}});
+    let first = run(&host, Some("dry"), json!({"steps": [count()]})).await;
+    assert_eq!(first.steps[0].value, Some(json!(1)), "{first:#?}");
+    let seed = run(
+        &host,
+        Some("dry"),
+        json!({"steps": [{"plugin": "testkit", "verb": "echo", "input": {"value": "Ada"}, "assign_to": "who"}]}),
+    )
+    .await;
+    assert_eq!(seed.status, BatchStatus::Passed, "{seed:#?}");
+    let planned = run(
+        &host,
+        Some("dry"),
+        json!({"dry_run": true, "on_failure": "continue", "steps": [
+            count(),
+            {"plugin": "testkit", "verb": "echo", "input": {"value": {"name": "${who}", "then": "${STEP_1}"}},
+             "assign_to": "greeting", "retry": {"attempts": 3}, "timeout_ms": 5000},
+            step("echo", json!({"value": "${greeting}"})),
+        ]}),
+    )
+    .await;
+    assert_eq!(planned.status, BatchStatus::Planned, "{planned:#?}");
+    assert!(planned.steps.is_empty());
+    let plan = planned.plan.as_ref().expect("the plan");
+    assert_eq!(plan.on_failure, "continue");
+    assert_eq!(plan.steps.len(), 3);
+    let echo = &plan.steps[1];
+    assert_eq!(echo.status, "planned");
+    // The session's variable is resolved; this batch's result is not.
+    assert_eq!(
+        echo.input,
+        json!({"value": {"name": "Ada", "then": "${STEP_1}"}})
+    );
+    assert_eq!(echo.unresolved.len(), 1, "{echo:#?}");
+    assert_eq!(echo.unresolved[0].field, "input.value.then");
+    assert!(
+        echo.unresolved[0].reason.contains("dry run"),
+        "{:?}",
+        echo.unresolved[0]
+    );
+    assert_eq!(echo.budget.timeout_ms, 5000);
+    assert_eq!(echo.retry.attempts, 3);
+    assert_eq!(echo.assign_to.as_deref(), Some("greeting"));
+    let third = &plan.steps[2];
+    assert!(
+        third.unresolved[0].reason.contains("set by step 2"),
+        "{third:#?}"
+    );
+    // Nothing ran: the counter goes on from where the real run left it.
+    let after = run(&host, Some("dry"), json!({"steps": [count()]})).await;
+    assert_eq!(after.steps[0].value, Some(json!(2)), "{after:#?}");
+    // A dry run is validated like a real one.
+    let bad = run(
+        &host,
+        Some("dry"),
+        json!({"dry_run": "yes", "steps": [{"plugin": "testkit", "verb": "echo", "input": {}}]}),
+    )
+    .await;
+    assert_eq!(bad.status, BatchStatus::Invalid, "{bad:#?}");
+    let fields: Vec<&str> = bad.errors.iter().map(|p| p.field.as_str()).collect();
+    assert!(fields.contains(&"dry_run"), "{fields:?}");
+    assert!(fields.contains(&"steps[0].input"), "{fields:?}");
+}

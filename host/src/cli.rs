@@ -73,6 +73,11 @@ enum Command {
         /// No progress lines on stderr.
         #[arg(long, short)]
         quiet: bool,
+        /// Validate and check the batch and print its plan (each step's input
+        /// resolved as far as it can be, its budget and retry policy) without
+        /// running anything: status `planned`, exit 0.
+        #[arg(long)]
+        dry_run: bool,
         #[command(flatten)]
         host: HostArgs,
     },
@@ -259,8 +264,16 @@ async fn async_main(cli: Cli) -> ExitCode {
             session,
             compact,
             quiet,
+            dry_run,
             ..
-        } => run(&host, file, session.as_deref(), *compact, *quiet).await,
+        } => {
+            let how = RunHow {
+                compact: *compact,
+                quiet: *quiet,
+                dry_run: *dry_run,
+            };
+            run(&host, file, session.as_deref(), how).await
+        }
         Command::Plugins { json, .. } => plugins(&host, *json),
         // Over HTTP the host is started before the listener opens.
         Command::Serve {
@@ -318,12 +331,22 @@ impl Observer for Progress {
     }
 }
 
+/// How `run` prints and whether it runs at all.
+struct RunHow {
+    compact: bool,
+    quiet: bool,
+    dry_run: bool,
+}
+
 async fn run(
     host: &Host,
     file: &str,
     session: Option<&str>,
-    compact: bool,
-    quiet: bool,
+    RunHow {
+        compact,
+        quiet,
+        dry_run,
+    }: RunHow,
 ) -> anyhow::Result<ExitCode> {
     let text = if file == "-" {
         let mut text = String::new();
@@ -334,8 +357,11 @@ async fn run(
     } else {
         std::fs::read_to_string(file).with_context(|| format!("cannot read batch file {file}"))?
     };
-    let request: Value =
+    let mut request: Value =
         serde_json::from_str(&text).with_context(|| format!("{file} is not valid JSON"))?;
+    if dry_run && let Some(batch) = request.as_object_mut() {
+        batch.insert("dry_run".into(), Value::Bool(true));
+    }
     let observer = Progress;
     let quiet_observer = stephost::batch::NoObserver;
     let opts = BatchOptions {
@@ -359,7 +385,7 @@ async fn run(
         }
     }
     Ok(match report.status {
-        BatchStatus::Passed => ExitCode::SUCCESS,
+        BatchStatus::Passed | BatchStatus::Planned => ExitCode::SUCCESS,
         BatchStatus::Invalid | BatchStatus::Rejected => ExitCode::from(2),
         _ => ExitCode::from(1),
     })

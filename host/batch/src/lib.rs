@@ -12,6 +12,7 @@ mod budget;
 mod catalog;
 mod check;
 pub mod dialects;
+mod dry_run;
 mod limits;
 mod plan;
 mod recover;
@@ -25,6 +26,7 @@ pub mod vars;
 pub use budget::room_for_wait;
 pub use catalog::Catalog;
 pub use check::{Refusal, check};
+pub use dry_run::{PlanView, PlannedStepView, RetryView, StepBudget, Unresolved, dry_run};
 pub use limits::{LimitCaps, Limits};
 pub use plan::{
     OnFailure, Plan, PlanContext, PlannedStep, Problem, RetryPolicy, plan, plan_with_var_sizes,

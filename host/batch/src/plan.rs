@@ -164,9 +164,16 @@ pub struct Plan {
     pub(crate) timeout: Duration,
     /// How unknown `${...}` references are treated.
     pub(crate) policy: UnknownPolicy,
+    /// Validate and check, then answer the plan instead of running it.
+    pub(crate) dry_run: bool,
 }
 
 impl Plan {
+    /// Whether the caller asked for the plan only (`dry_run: true`).
+    pub fn dry_run(&self) -> bool {
+        self.dry_run
+    }
+
     /// The steps, in order.
     pub fn steps(&self) -> &[PlannedStep] {
         &self.steps
@@ -228,7 +235,7 @@ pub struct PlanContext<'a> {
     pub policy: UnknownPolicy,
 }
 
-const BATCH_FIELDS: &[&str] = &["steps", "on_failure", "timeout_ms", "session_id"];
+const BATCH_FIELDS: &[&str] = &["steps", "on_failure", "timeout_ms", "session_id", "dry_run"];
 const STEP_FIELDS: &[&str] = &[
     "plugin",
     "verb",
@@ -284,6 +291,14 @@ pub fn plan_with_var_sizes(
                 format!("must be \"stop\" or \"continue\", got {other}"),
             );
             OnFailure::Stop
+        }
+    };
+    let dry_run = match obj.get("dry_run") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(other) => {
+            problems.top("dry_run", format!("must be true or false, got {other}"));
+            false
         }
     };
     let limits = ctx.limits;
@@ -349,6 +364,7 @@ pub fn plan_with_var_sizes(
         on_failure,
         timeout,
         policy: ctx.policy,
+        dry_run,
     })
 }
 

@@ -23,6 +23,8 @@ pub enum BatchStatus {
     Invalid,
     /// A limit (busy, rate) refused the batch before anything ran.
     Rejected,
+    /// A dry run: valid, checked, and not run; the plan is in the report.
+    Planned,
 }
 
 /// How one step ended.
@@ -166,6 +168,9 @@ pub struct Report {
     /// Batch-level remarks (why steps never started).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// The plan, for a dry run (`planned`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plan: Option<crate::dry_run::PlanView>,
 }
 
 impl Report {
@@ -188,6 +193,22 @@ impl Report {
             errors,
             error: None,
             notes: Vec::new(),
+            plan: None,
+        }
+    }
+
+    /// The report of a dry run: `plan` instead of steps, nothing run.
+    pub fn planned(
+        batch_id: String,
+        session_id: Option<String>,
+        plan: crate::dry_run::PlanView,
+    ) -> Self {
+        let steps_total = plan.steps.len();
+        Self {
+            status: BatchStatus::Planned,
+            notes: vec!["dry run: the batch is valid and was checked; no step ran".to_owned()],
+            plan: Some(plan),
+            ..Self::invalid(batch_id, session_id, steps_total, Vec::new())
         }
     }
 
@@ -225,6 +246,10 @@ impl Report {
                     .map(|e| e.message.as_str())
                     .unwrap_or("refused by a limit")
             ),
+            BatchStatus::Planned => format!(
+                "planned: {} step(s), valid and checked; nothing ran (dry run)",
+                self.plan.as_ref().map_or(0, |p| p.steps.len())
+            ),
             BatchStatus::Invalid => format!(
                 "invalid batch: {} problem(s); nothing ran. First: {}",
                 self.errors.len(),
@@ -243,6 +268,7 @@ impl Report {
                         BatchStatus::Cancelled => "cancelled",
                         BatchStatus::Invalid => "invalid",
                         BatchStatus::Rejected => "rejected",
+                        BatchStatus::Planned => "planned",
                     },
                     self.steps_total,
                     self.never_started,

@@ -207,6 +207,7 @@ pub async fn run<E: Executor>(
         errors: Vec::new(),
         error: None,
         notes,
+        plan: None,
     }
 }
 

@@ -409,6 +409,12 @@ impl Host {
                 problems,
             );
         }
+        if plan.dry_run() {
+            link.abort();
+            session.set_instance_count(state.instances.len());
+            let view = batch::dry_run(&plan, state.vars.values(), limits);
+            return Report::planned(run_opts.batch_id, run_opts.session_id, view);
+        }
         let report = batch::run(&plan, &mut state.vars, &mut exec, &run_opts).await;
         link.abort();
         session.set_instance_count(state.instances.len());

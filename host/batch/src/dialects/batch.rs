@@ -124,7 +124,7 @@ pub fn report_schema() -> Value {
     json!({
         "type": "object",
         "properties": {
-            "status": {"type": "string", "enum": ["passed", "failed", "timed_out", "cancelled", "invalid", "rejected"]},
+            "status": {"type": "string", "enum": ["passed", "failed", "timed_out", "cancelled", "invalid", "rejected", "planned"]},
             "batch_id": {"type": "string"},
             "session_id": {"type": "string"},
             "steps_total": {"type": "integer"},

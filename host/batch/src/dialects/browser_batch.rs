@@ -105,7 +105,7 @@ batch there; every page-acting entry must state tabId (none is inferred; after t
         json!({
             "type": "object",
             "properties": {
-                "status": {"type": "string", "enum": ["passed", "failed", "timed_out", "cancelled", "invalid"]},
+                "status": {"type": "string", "enum": ["passed", "failed", "timed_out", "cancelled", "invalid", "planned"]},
                 "session_id": {"type": "string"},
                 "results": {"type": "array"},
                 "error": {"type": "object"},

@@ -129,7 +129,7 @@ last step or at the one that failed."
         json!({
             "type": "object",
             "properties": {
-                "status": {"type": "string", "enum": ["passed", "failed", "timed_out", "cancelled", "invalid", "rejected"]},
+                "status": {"type": "string", "enum": ["passed", "failed", "timed_out", "cancelled", "invalid", "rejected", "planned"]},
                 "session_id": {"type": "string"},
                 "steps": {"type": "array"},
                 "errors": {"type": "array"}

@@ -224,6 +224,22 @@ pub fn suggest_name(owner: &str, claimed: &BTreeMap<String, String>) -> String {
     free_name(owner, &claimed.keys().cloned().collect())
 }
 
+/// The host's own options of every batch tool, whatever its dialect.
+fn add_batch_options(schema: &mut serde_json::Map<String, Value>) {
+    let properties = schema
+        .entry("properties")
+        .or_insert_with(|| Value::Object(serde_json::Map::new()));
+    if let Some(properties) = properties.as_object_mut() {
+        properties.insert(
+            "dry_run".into(),
+            serde_json::json!({
+                "type": "boolean",
+                "description": "Validate and check the batch, then return its plan instead of running it: each step's input resolved as far as it can be without running (references to this batch's results stay as written, listed under `unresolved`), its time budget, fuel and retry policy, status `planned`. Nothing acts."
+            }),
+        );
+    }
+}
+
 /// A tool name claimed twice.
 #[derive(Debug, thiserror::Error)]
 #[error(
@@ -342,10 +358,14 @@ impl Catalog {
                 by_name.insert(name, dialect);
                 continue;
             }
+            let mut input_schema = as_object(dialect.input_schema(registry));
+            if super::server::BATCH_TOOLS.contains(&dialect.name()) {
+                add_batch_options(&mut input_schema);
+            }
             let mut tool = Tool::new(
                 name.clone(),
                 dialect.description(registry),
-                Arc::new(as_object(dialect.input_schema(registry))),
+                Arc::new(input_schema),
             )
             .with_raw_output_schema(Arc::new(as_object(dialect.output_schema())));
             if let Some(acts) = acts {

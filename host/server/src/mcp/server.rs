@@ -21,7 +21,7 @@ use crate::session::SessionRef;
 use crate::tenancy::Tenant;
 use crate::{BatchOptions, Host};
 use stephost_batch::dialects::{Dialect, text};
-use stephost_batch::{ContentItem, NoObserver, Observer, Report};
+use stephost_batch::{BatchStatus, ContentItem, NoObserver, Observer, Report};
 
 /// Serves one MCP connection (stdio) or one MCP session (HTTP).
 #[derive(Clone)]
@@ -112,7 +112,33 @@ impl StepServer {
         };
         let session_id = named.clone().or_else(|| transport.clone());
         let tenant = self.tenant(&ctx);
-        let report = match dialect.to_batch(&args, tenant.catalog(), tenant.limits()) {
+        // `dry_run` belongs to the host, not to any dialect's arguments: taken
+        // out before the dialect maps them, put on the batch it maps them to.
+        let mut args = args;
+        let dry_run = match takes_batch_options(dialect.name()) {
+            true => args.remove("dry_run"),
+            false => None,
+        };
+        let mapped = match dry_run {
+            None | Some(Value::Bool(false)) | Some(Value::Null) => {
+                dialect.to_batch(&args, tenant.catalog(), tenant.limits())
+            }
+            Some(Value::Bool(true)) => dialect
+                .to_batch(&args, tenant.catalog(), tenant.limits())
+                .map(|mut batch| {
+                    if let Some(obj) = batch.as_object_mut() {
+                        obj.insert("dry_run".into(), Value::Bool(true));
+                    }
+                    batch
+                }),
+            Some(other) => Err(vec![stephost_batch::Problem {
+                step: None,
+                label: None,
+                field: "dry_run".into(),
+                message: format!("must be true or false, got {other}"),
+            }]),
+        };
+        let report = match mapped {
             Ok(batch) => {
                 #[allow(deprecated)]
                 let min_level = *self.log_level.lock().unwrap_or_else(|e| e.into_inner());
@@ -156,6 +182,86 @@ impl StepServer {
     }
 }
 
+/// The tools that run batches and so take the host's batch options
+/// (`dry_run`); a single verb's tool and `resume_batch` do not.
+pub(super) const BATCH_TOOLS: &[&str] = &[
+    "batch",
+    "execute_batch",
+    "browser_batch",
+    "run_macro",
+    "do_steps",
+];
+
+fn takes_batch_options(tool: &str) -> bool {
+    BATCH_TOOLS.contains(&tool)
+}
+
+/// A dry run's result, the same for every batch tool: their own shapes
+/// report what ran, and nothing did. The host's report, with the plan, is
+/// the structured content; a model reads one line per planned step.
+fn planned(report: &Report, output_schema: &Value) -> CallToolResult {
+    let mut structured = serde_json::to_value(report).unwrap_or(Value::Null);
+    fill_required(&mut structured, output_schema, report);
+    let mut lines = vec![report.summary()];
+    if let Some(plan) = &report.plan {
+        lines.push(format!(
+            "on_failure: {}; batch timeout {} ms",
+            plan.on_failure, plan.timeout_ms
+        ));
+        for step in &plan.steps {
+            let runs = match step.retry.attempts {
+                1 => String::new(),
+                n => format!(", up to {n} runs"),
+            };
+            lines.push(format!(
+                "[{}] {}.{} {} ({} ms{runs})",
+                step.index + 1,
+                step.plugin,
+                step.verb,
+                step.input,
+                step.budget.timeout_ms
+            ));
+            for open in &step.unresolved {
+                lines.push(format!("    {} unresolved: {}", open.field, open.reason));
+            }
+        }
+    }
+    let mut result = CallToolResult::success(vec![ContentBlock::text(lines.join("\n"))]);
+    result.structured_content = Some(structured);
+    result
+}
+
+/// Adds what the tool's output schema requires and the host's report does not
+/// carry (`summary`, `results`, `error_count`), empty, so clients that check
+/// every reply against the schema accept a dry run's.
+fn fill_required(structured: &mut Value, schema: &Value, report: &Report) {
+    let Some(obj) = structured.as_object_mut() else {
+        return;
+    };
+    let required = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str);
+    for key in required {
+        if obj.contains_key(key) {
+            continue;
+        }
+        let ty = schema
+            .pointer(&format!("/properties/{key}/type"))
+            .and_then(Value::as_str);
+        let empty = match (key, ty) {
+            ("summary", _) | (_, Some("string")) => Value::String(report.summary()),
+            (_, Some("integer" | "number")) => Value::from(0),
+            (_, Some("object")) => Value::Object(Map::new()),
+            (_, Some("boolean")) => Value::Bool(false),
+            _ => Value::Array(Vec::new()),
+        };
+        obj.insert(key.to_owned(), empty);
+    }
+}
+
 fn new_batch_id() -> String {
     format!("b-{}", uuid::Uuid::new_v4().simple())
 }
@@ -170,6 +276,9 @@ fn render(
     report: &Report,
     text_form: ResultText,
 ) -> CallToolResult {
+    if report.status == BatchStatus::Planned {
+        return planned(report, &dialect.output_schema());
+    }
     let mut structured = dialect.render_call(args, report);
     let single = dialect.name() != "batch" && report.steps.len() == 1;
     let items = dialect
