@@ -78,6 +78,11 @@ enum Command {
         /// running anything: status `planned`, exit 0.
         #[arg(long)]
         dry_run: bool,
+        /// Also write Robot Framework's output.xml of the run to FILE (one
+        /// test, a keyword per step), for `rebot` to make log.html and
+        /// report.html from.
+        #[arg(long, value_name = "FILE")]
+        rf_output: Option<PathBuf>,
         #[command(flatten)]
         host: HostArgs,
     },
@@ -265,12 +270,14 @@ async fn async_main(cli: Cli) -> ExitCode {
             compact,
             quiet,
             dry_run,
+            rf_output,
             ..
         } => {
             let how = RunHow {
                 compact: *compact,
                 quiet: *quiet,
                 dry_run: *dry_run,
+                rf_output: rf_output.as_deref(),
             };
             run(&host, file, session.as_deref(), how).await
         }
@@ -331,11 +338,12 @@ impl Observer for Progress {
     }
 }
 
-/// How `run` prints and whether it runs at all.
-struct RunHow {
+/// How `run` prints, whether it runs at all, and what else it writes.
+struct RunHow<'a> {
     compact: bool,
     quiet: bool,
     dry_run: bool,
+    rf_output: Option<&'a std::path::Path>,
 }
 
 async fn run(
@@ -346,7 +354,8 @@ async fn run(
         compact,
         quiet,
         dry_run,
-    }: RunHow,
+        rf_output,
+    }: RunHow<'_>,
 ) -> anyhow::Result<ExitCode> {
     let text = if file == "-" {
         let mut text = String::new();
@@ -370,6 +379,14 @@ async fn run(
         ..BatchOptions::default()
     };
     let report = host.run_batch(&request, opts).await;
+    if let Some(path) = rf_output
+        && report.status != BatchStatus::Planned
+    {
+        let xml =
+            stephost::batch::rf_output::output_xml(&request, &report, std::time::SystemTime::now());
+        std::fs::write(path, xml)
+            .with_context(|| format!("cannot write the output.xml {}", path.display()))?;
+    }
     let json = if compact {
         serde_json::to_string(&report)
     } else {

@@ -17,6 +17,7 @@ mod limits;
 mod plan;
 mod recover;
 mod report;
+pub mod rf_output;
 mod run;
 mod session;
 #[cfg(test)]

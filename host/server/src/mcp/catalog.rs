@@ -225,7 +225,7 @@ pub fn suggest_name(owner: &str, claimed: &BTreeMap<String, String>) -> String {
 }
 
 /// The host's own options of every batch tool, whatever its dialect.
-fn add_batch_options(schema: &mut serde_json::Map<String, Value>) {
+fn add_batch_options(schema: &mut serde_json::Map<String, Value>, tool: &str) {
     let properties = schema
         .entry("properties")
         .or_insert_with(|| Value::Object(serde_json::Map::new()));
@@ -237,6 +237,15 @@ fn add_batch_options(schema: &mut serde_json::Map<String, Value>) {
                 "description": "Validate and check the batch, then return its plan instead of running it: each step's input resolved as far as it can be without running (references to this batch's results stay as written, listed under `unresolved`), its time budget, fuel and retry policy, status `planned`. Nothing acts."
             }),
         );
+        if tool == super::server::RF_OUTPUT_TOOL {
+            properties.insert(
+                "output_xml".into(),
+                serde_json::json!({
+                    "type": "boolean",
+                    "description": "Also return Robot Framework's output.xml of this batch (one test, a keyword per step with its arguments, status, times and messages) in the result's `output_xml`, for `rebot` to turn into log.html and report.html."
+                }),
+            );
+        }
     }
 }
 
@@ -360,7 +369,7 @@ impl Catalog {
             }
             let mut input_schema = as_object(dialect.input_schema(registry));
             if super::server::BATCH_TOOLS.contains(&dialect.name()) {
-                add_batch_options(&mut input_schema);
+                add_batch_options(&mut input_schema, dialect.name());
             }
             let mut tool = Tool::new(
                 name.clone(),

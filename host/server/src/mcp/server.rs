@@ -119,6 +119,21 @@ impl StepServer {
             true => args.remove("dry_run"),
             false => None,
         };
+        let output_xml = match dialect.name() {
+            RF_OUTPUT_TOOL => args.remove("output_xml"),
+            _ => None,
+        };
+        let output_xml = match output_xml {
+            None | Some(Value::Null) | Some(Value::Bool(false)) => Ok(false),
+            Some(Value::Bool(true)) => Ok(true),
+            Some(other) => Err(stephost_batch::Problem {
+                step: None,
+                label: None,
+                field: "output_xml".into(),
+                message: format!("must be true or false, got {other}"),
+            }),
+        };
+        let mut generic = None;
         let mapped = match dry_run {
             None | Some(Value::Bool(false)) | Some(Value::Null) => {
                 dialect.to_batch(&args, tenant.catalog(), tenant.limits())
@@ -137,6 +152,16 @@ impl StepServer {
                 field: "dry_run".into(),
                 message: format!("must be true or false, got {other}"),
             }]),
+        };
+        let wants_xml = output_xml == Ok(true);
+        let mapped = match (mapped, output_xml) {
+            (Ok(batch), Ok(_)) => Ok(batch),
+            (Err(mut problems), Err(problem)) => {
+                problems.push(problem);
+                Err(problems)
+            }
+            (Err(problems), Ok(_)) => Err(problems),
+            (Ok(_), Err(problem)) => Err(vec![problem]),
         };
         let report = match mapped {
             Ok(batch) => {
@@ -164,6 +189,7 @@ impl StepServer {
                 if let Some(sink) = progress {
                     sink.finish().await;
                 }
+                generic = Some(batch);
                 report
             }
             Err(problems) => Report::invalid(
@@ -173,12 +199,19 @@ impl StepServer {
                 problems,
             ),
         };
-        render(
+        let mut result = render(
             dialect.as_ref(),
             &args,
             &report,
             self.host.config().mcp.result_text,
-        )
+        );
+        if wants_xml
+            && report.status != BatchStatus::Planned
+            && let Some(batch) = &generic
+        {
+            attach_output_xml(&mut result, batch, &report);
+        }
+        result
     }
 }
 
@@ -191,6 +224,24 @@ pub(super) const BATCH_TOOLS: &[&str] = &[
     "run_macro",
     "do_steps",
 ];
+
+/// The tool whose calls can ask for Robot Framework's `output.xml`.
+pub(super) const RF_OUTPUT_TOOL: &str = "execute_batch";
+
+/// Robot Framework's `output.xml` of the batch, in the structured result
+/// (`output_xml`) for the client to save and hand to `rebot`, and named in
+/// the text a model reads.
+fn attach_output_xml(result: &mut CallToolResult, batch: &Value, report: &Report) {
+    let xml = stephost_batch::rf_output::output_xml(batch, report, std::time::SystemTime::now());
+    let note = format!(
+        "output.xml (Robot Framework, {} bytes) is in the structured result's `output_xml`; `rebot` makes log.html and report.html from it",
+        xml.len()
+    );
+    if let Some(Value::Object(structured)) = result.structured_content.as_mut() {
+        structured.insert("output_xml".into(), Value::String(xml));
+    }
+    result.content.push(ContentBlock::text(note));
+}
 
 fn takes_batch_options(tool: &str) -> bool {
     BATCH_TOOLS.contains(&tool)
