@@ -83,6 +83,11 @@ enum Command {
         /// report.html from.
         #[arg(long, value_name = "FILE")]
         rf_output: Option<PathBuf>,
+        /// Also write the run's trace to FILE: one self-contained HTML page
+        /// with a timeline of the steps and each step's input, value, logs,
+        /// error, runs, recovery, budget and images.
+        #[arg(long, value_name = "FILE")]
+        trace: Option<PathBuf>,
         #[command(flatten)]
         host: HostArgs,
     },
@@ -271,6 +276,7 @@ async fn async_main(cli: Cli) -> ExitCode {
             quiet,
             dry_run,
             rf_output,
+            trace,
             ..
         } => {
             let how = RunHow {
@@ -278,6 +284,7 @@ async fn async_main(cli: Cli) -> ExitCode {
                 quiet: *quiet,
                 dry_run: *dry_run,
                 rf_output: rf_output.as_deref(),
+                trace: trace.as_deref(),
             };
             run(&host, file, session.as_deref(), how).await
         }
@@ -344,6 +351,7 @@ struct RunHow<'a> {
     quiet: bool,
     dry_run: bool,
     rf_output: Option<&'a std::path::Path>,
+    trace: Option<&'a std::path::Path>,
 }
 
 async fn run(
@@ -355,6 +363,7 @@ async fn run(
         quiet,
         dry_run,
         rf_output,
+        trace,
     }: RunHow<'_>,
 ) -> anyhow::Result<ExitCode> {
     let text = if file == "-" {
@@ -386,6 +395,14 @@ async fn run(
             stephost::batch::rf_output::output_xml(&request, &report, std::time::SystemTime::now());
         std::fs::write(path, xml)
             .with_context(|| format!("cannot write the output.xml {}", path.display()))?;
+    }
+    if let Some(path) = trace
+        && report.status != BatchStatus::Planned
+    {
+        let limits = host.tenants().local().limits();
+        let html = stephost::batch::trace::trace_html(&request, &report, limits);
+        std::fs::write(path, html)
+            .with_context(|| format!("cannot write the trace {}", path.display()))?;
     }
     let json = if compact {
         serde_json::to_string(&report)

@@ -141,7 +141,9 @@ async def downloads_flow(session, site):
     # The page stayed, and the next click does not wait for a navigation.
     button = await ref_of(session, "Press me button", "button")
     pressed, took = await timed(session, "computer", {"tabId": 1, "action": "left_click", "ref": button})
-    assert "downloads" not in pressed and took < 1.0, (pressed, took)
+    # A click that waited for the page would take READY_WAIT_MS (2 s) at least;
+    # the bound leaves room for a loaded machine below that.
+    assert "downloads" not in pressed and took < 1.8, (pressed, took)
     text = await call(session, "get_page_text", {"tabId": 1})
     assert text["title"] == "Files" and "Pressed" in text["text"], text
 

@@ -22,6 +22,7 @@ mod run;
 mod session;
 #[cfg(test)]
 mod testing;
+pub mod trace;
 pub mod vars;
 
 pub use budget::room_for_wait;

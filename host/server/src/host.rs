@@ -37,6 +37,8 @@ struct Inner {
     draining: AtomicBool,
     /// Cancels every running batch when the drain deadline passes.
     stop_batches: CancellationToken,
+    /// Each tenant's recent batch traces, for `resources/read`.
+    traces: crate::traces::Traces,
 }
 
 /// Options for one batch run.
@@ -122,6 +124,7 @@ impl Host {
                 metrics: Metrics::default(),
                 draining: AtomicBool::new(false),
                 stop_batches: CancellationToken::new(),
+                traces: crate::traces::Traces::default(),
             }),
         };
         host.spawn_reaper();
@@ -419,6 +422,11 @@ impl Host {
         link.abort();
         session.set_instance_count(state.instances.len());
         report
+    }
+
+    /// Each tenant's recent batch traces.
+    pub fn traces(&self) -> &crate::traces::Traces {
+        &self.inner.traces
     }
 
     /// The metrics in Prometheus text format.

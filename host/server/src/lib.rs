@@ -13,5 +13,6 @@ mod host;
 pub mod mcp;
 pub mod session;
 pub mod tenancy;
+pub mod traces;
 
 pub use host::{BatchOptions, DrainOutcome, Host};

@@ -234,7 +234,14 @@ fn add_batch_options(schema: &mut serde_json::Map<String, Value>, tool: &str) {
             "dry_run".into(),
             serde_json::json!({
                 "type": "boolean",
-                "description": "Validate and check the batch, then return its plan instead of running it: each step's input resolved as far as it can be without running (references to this batch's results stay as written, listed under `unresolved`), its time budget, fuel and retry policy, status `planned`. Nothing acts."
+                "description": "Return the plan; run nothing"
+            }),
+        );
+        properties.insert(
+            "trace".into(),
+            serde_json::json!({
+                "type": "boolean",
+                "description": "Keep an HTML trace (resources/read)"
             }),
         );
         if tool == super::server::RF_OUTPUT_TOOL {
@@ -242,7 +249,7 @@ fn add_batch_options(schema: &mut serde_json::Map<String, Value>, tool: &str) {
                 "output_xml".into(),
                 serde_json::json!({
                     "type": "boolean",
-                    "description": "Also return Robot Framework's output.xml of this batch (one test, a keyword per step with its arguments, status, times and messages) in the result's `output_xml`, for `rebot` to turn into log.html and report.html."
+                    "description": "Also return RF's output.xml (for rebot) as `output_xml`"
                 }),
             );
         }

@@ -6,7 +6,9 @@ use std::sync::Arc;
 // 2025-11-25, which this server also serves.
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ServerCapabilities,
+    ServerConfig,
 };
 #[allow(deprecated)]
 use rmcp::model::{LoggingLevel, SetLevelRequestParams};
@@ -115,54 +117,22 @@ impl StepServer {
         // `dry_run` belongs to the host, not to any dialect's arguments: taken
         // out before the dialect maps them, put on the batch it maps them to.
         let mut args = args;
-        let dry_run = match takes_batch_options(dialect.name()) {
-            true => args.remove("dry_run"),
-            false => None,
-        };
-        let output_xml = match dialect.name() {
-            RF_OUTPUT_TOOL => args.remove("output_xml"),
-            _ => None,
-        };
-        let output_xml = match output_xml {
-            None | Some(Value::Null) | Some(Value::Bool(false)) => Ok(false),
-            Some(Value::Bool(true)) => Ok(true),
-            Some(other) => Err(stephost_batch::Problem {
-                step: None,
-                label: None,
-                field: "output_xml".into(),
-                message: format!("must be true or false, got {other}"),
-            }),
-        };
+        let options = HostOptions::take(&mut args, dialect.name());
         let mut generic = None;
-        let mapped = match dry_run {
-            None | Some(Value::Bool(false)) | Some(Value::Null) => {
-                dialect.to_batch(&args, tenant.catalog(), tenant.limits())
-            }
-            Some(Value::Bool(true)) => dialect
+        let mapped = match &options {
+            Ok(options) => dialect
                 .to_batch(&args, tenant.catalog(), tenant.limits())
                 .map(|mut batch| {
-                    if let Some(obj) = batch.as_object_mut() {
+                    if options.dry_run
+                        && let Some(obj) = batch.as_object_mut()
+                    {
                         obj.insert("dry_run".into(), Value::Bool(true));
                     }
                     batch
                 }),
-            Some(other) => Err(vec![stephost_batch::Problem {
-                step: None,
-                label: None,
-                field: "dry_run".into(),
-                message: format!("must be true or false, got {other}"),
-            }]),
+            Err(problems) => Err(problems.clone()),
         };
-        let wants_xml = output_xml == Ok(true);
-        let mapped = match (mapped, output_xml) {
-            (Ok(batch), Ok(_)) => Ok(batch),
-            (Err(mut problems), Err(problem)) => {
-                problems.push(problem);
-                Err(problems)
-            }
-            (Err(problems), Ok(_)) => Err(problems),
-            (Ok(_), Err(problem)) => Err(vec![problem]),
-        };
+        let options = options.unwrap_or_default();
         let report = match mapped {
             Ok(batch) => {
                 #[allow(deprecated)]
@@ -205,11 +175,15 @@ impl StepServer {
             &report,
             self.host.config().mcp.result_text,
         );
-        if wants_xml
-            && report.status != BatchStatus::Planned
+        if report.status != BatchStatus::Planned
             && let Some(batch) = &generic
         {
-            attach_output_xml(&mut result, batch, &report);
+            if options.output_xml {
+                attach_output_xml(&mut result, batch, &report);
+            }
+            if options.trace {
+                self.attach_trace(&mut result, batch, &report, &tenant);
+            }
         }
         result
     }
@@ -228,6 +202,33 @@ pub(super) const BATCH_TOOLS: &[&str] = &[
 /// The tool whose calls can ask for Robot Framework's `output.xml`.
 pub(super) const RF_OUTPUT_TOOL: &str = "execute_batch";
 
+impl StepServer {
+    /// Keeps the run's trace page for the tenant and names it in the result
+    /// (`trace` in the structured content, a line of text).
+    fn attach_trace(
+        &self,
+        result: &mut CallToolResult,
+        batch: &Value,
+        report: &Report,
+        tenant: &Tenant,
+    ) {
+        let html = stephost_batch::trace::trace_html(batch, report, tenant.limits());
+        let bytes = html.len();
+        let note = match self.host.traces().put(tenant.id(), &report.batch_id, html) {
+            Some(uri) => {
+                if let Some(Value::Object(structured)) = result.structured_content.as_mut() {
+                    structured.insert("trace".into(), Value::String(uri.clone()));
+                }
+                format!("trace: {uri} (an HTML page, {bytes} bytes; resources/read returns it)")
+            }
+            None => {
+                format!("trace not kept: {bytes} bytes is more than a tenant's trace store holds")
+            }
+        };
+        result.content.push(ContentBlock::text(note));
+    }
+}
+
 /// Robot Framework's `output.xml` of the batch, in the structured result
 /// (`output_xml`) for the client to save and hand to `rebot`, and named in
 /// the text a model reads.
@@ -243,8 +244,56 @@ fn attach_output_xml(result: &mut CallToolResult, batch: &Value, report: &Report
     result.content.push(ContentBlock::text(note));
 }
 
-fn takes_batch_options(tool: &str) -> bool {
-    BATCH_TOOLS.contains(&tool)
+/// The host's own options of a batch tool call, taken out of its arguments
+/// before the dialect sees them (each dialect's format stays its seed's).
+#[derive(Debug, Clone, Copy, Default)]
+struct HostOptions {
+    /// Answer the plan instead of running.
+    dry_run: bool,
+    /// Keep a trace page of the run, for `resources/read`.
+    trace: bool,
+    /// Return Robot Framework's output.xml (execute_batch).
+    output_xml: bool,
+}
+
+impl HostOptions {
+    /// Takes the options `tool` has out of `args`; a non-boolean is a problem
+    /// naming its field.
+    fn take(
+        args: &mut Map<String, Value>,
+        tool: &str,
+    ) -> Result<Self, Vec<stephost_batch::Problem>> {
+        let mut problems = Vec::new();
+        let mut flag = |name: &str, offered: bool| -> bool {
+            if !offered {
+                return false;
+            }
+            match args.remove(name) {
+                None | Some(Value::Null) | Some(Value::Bool(false)) => false,
+                Some(Value::Bool(true)) => true,
+                Some(other) => {
+                    problems.push(stephost_batch::Problem {
+                        step: None,
+                        label: None,
+                        field: name.into(),
+                        message: format!("must be true or false, got {other}"),
+                    });
+                    false
+                }
+            }
+        };
+        let batch_tool = BATCH_TOOLS.contains(&tool);
+        let options = Self {
+            dry_run: flag("dry_run", batch_tool),
+            trace: flag("trace", batch_tool),
+            output_xml: flag("output_xml", tool == RF_OUTPUT_TOOL),
+        };
+        if problems.is_empty() {
+            Ok(options)
+        } else {
+            Err(problems)
+        }
+    }
 }
 
 /// A dry run's result, the same for every batch tool: their own shapes
@@ -405,6 +454,7 @@ pub(super) fn server_info() -> ServerConfig {
         ServerCapabilities::builder()
             .enable_tools()
             .enable_logging()
+            .enable_resources()
             .build(),
     )
     .with_server_info(Implementation::new("stephost", env!("CARGO_PKG_VERSION")))
@@ -424,6 +474,62 @@ impl ServerHandler for StepServer {
     ) -> Result<(), McpError> {
         *self.log_level.lock().unwrap_or_else(|e| e.into_inner()) = Some(request.level);
         Ok(())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let tenant = self.tenant(&context);
+        let resources = self
+            .host
+            .traces()
+            .list(tenant.id())
+            .into_iter()
+            .map(|entry| {
+                let name = entry
+                    .uri
+                    .strip_prefix(crate::traces::TRACE_PREFIX)
+                    .unwrap_or(&entry.uri)
+                    .to_owned();
+                let mut resource = Resource::new(entry.uri, format!("trace {name}"))
+                    .with_description("The trace page of a batch run with `trace: true`");
+                resource.mime_type = Some("text/html".into());
+                resource.size = u64::try_from(entry.bytes).ok();
+                resource
+            })
+            .collect();
+        Ok(ListResourcesResult::with_all_items(resources))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let tenant = self.tenant(&context);
+        match self.host.traces().get(tenant.id(), &request.uri) {
+            Some(html) => {
+                Ok(
+                    ReadResourceResult::new(vec![ResourceContents::TextResourceContents {
+                        uri: request.uri,
+                        mime_type: Some("text/html".into()),
+                        text: html.to_string(),
+                        meta: None,
+                    }])
+                    .into(),
+                )
+            }
+            // SEP-2164: an unknown resource is invalid params, naming its URI.
+            None => Err(McpError::invalid_params(
+                format!(
+                    "no trace `{}` for this client: traces are kept per tenant for an hour (64 per tenant); run the batch again with `trace: true`",
+                    request.uri
+                ),
+                Some(serde_json::json!({"uri": request.uri})),
+            )),
+        }
     }
 
     async fn list_tools(
