@@ -103,9 +103,10 @@ enum Command {
         #[arg(long, value_name = "FILE", requires = "http")]
         tenants: Option<PathBuf>,
         /// Plugins whose tools are served, comma-separated (browser, desktop,
-        /// rf, testkit, or a plugin from --plugins); `batch` is always served
-        /// and runs steps of every plugin. Overrides `[mcp] tools`. Default:
-        /// every plugin but testkit, desktop only with a reachable X display.
+        /// rf, testkit, or a plugin from --plugins; `saved` for save_batch and
+        /// the saved batches); `batch` is always served and runs steps of
+        /// every plugin. Overrides `[mcp] tools`. Default: every plugin but
+        /// testkit, desktop only with a reachable X display, and `saved`.
         #[arg(long, value_name = "LIST", value_delimiter = ',')]
         tools: Option<Vec<String>>,
         #[command(flatten)]

@@ -19,6 +19,9 @@ from mcp.client.streamable_http import streamable_http_client
 ROOT = Path(__file__).resolve().parents[2]
 BIN = os.environ.get("STEPHOST_BIN", str(ROOT / "target" / "release" / "stephost"))
 CACHE = Path(tempfile.gettempdir()) / "stephost-e2e-cache"
+# Where servers started by the tests keep saved batches: this pytest run's own,
+# never the user's data directory.
+DATA = Path(tempfile.mkdtemp(prefix="stephost-e2e-data-"))
 
 
 
@@ -77,6 +80,7 @@ def is_json(text):
 def server_env(extra=None):
     env = dict(os.environ)
     env["STEPHOST_CACHE_DIR"] = str(CACHE)
+    env.setdefault("STEPHOST_DATA_DIR", str(DATA))
     env.setdefault("STEPHOST_LOG", "warn")
     env.update(extra or {})
     return env
@@ -90,14 +94,15 @@ WITH_TESTKIT = ["--tools", ",".join(["browser", "rf", "testkit"] + (["desktop"] 
 
 
 @contextlib.asynccontextmanager
-async def stdio_session(*args, serve_args=(), env=None):
+async def stdio_session(*args, serve_args=(), env=None, message_handler=None):
     """An MCP session over stdio with `stephost ARGS serve SERVE_ARGS`; `env`
-    replaces the server's environment (after `server_env`) when given."""
+    replaces the server's environment (after `server_env`) when given;
+    `message_handler` gets the server's notifications."""
     params = StdioServerParameters(
         command=BIN, args=[*args, "serve", *serve_args], env=env if env is not None else server_env()
     )
     async with stdio_client(params) as (read, write):
-        async with ClientSession(read, write) as session:
+        async with ClientSession(read, write, message_handler=message_handler) as session:
             await session.initialize()
             yield session
 
@@ -217,14 +222,14 @@ def http_server():
 
 
 @contextlib.asynccontextmanager
-async def http_session(url, token=None):
+async def http_session(url, token=None, message_handler=None):
     client = None
     if token is not None:
         import httpx
 
         client = httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=httpx.Timeout(30, read=300))
     async with streamable_http_client(url, http_client=client) as (read, write, _get_session_id):
-        async with ClientSession(read, write) as session:
+        async with ClientSession(read, write, message_handler=message_handler) as session:
             await session.initialize()
             yield session
 

@@ -19,6 +19,7 @@ mod recover;
 mod report;
 pub mod rf_output;
 mod run;
+pub mod saved;
 mod session;
 #[cfg(test)]
 mod testing;

@@ -32,6 +32,36 @@ pub struct Config {
     pub browser: stephost_runtime::BrowserConfig,
     /// Serving many clients: admission and identity.
     pub server: ServerConfig,
+    /// Batches saved as tools (`save_batch`).
+    pub saved_batches: SavedBatchesConfig,
+}
+
+/// Saved batches: where they are kept and how many a tenant may keep.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct SavedBatchesConfig {
+    /// Offer `save_batch`, `list_batches`, `delete_batch` and the saved
+    /// batches' own tools.
+    pub enabled: bool,
+    /// Where each tenant's saved batches are kept (a JSON file per tenant).
+    /// Default: `saved-batches` in the data directory (`$STEPHOST_DATA_DIR`,
+    /// else `$XDG_DATA_HOME/stephost`, else `~/.local/share/stephost`).
+    pub dir: Option<PathBuf>,
+    /// Saved batches one tenant may keep.
+    pub max_per_tenant: usize,
+    /// Largest saved batch, as JSON text in bytes.
+    pub max_bytes: usize,
+}
+
+impl Default for SavedBatchesConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            dir: None,
+            max_per_tenant: 100,
+            max_bytes: 256 * 1024,
+        }
+    }
 }
 
 /// Server-wide settings.
@@ -408,6 +438,19 @@ impl Config {
         if sessions.max_sessions == 0 {
             return invalid("sessions.max_sessions", "must be at least 1".into());
         }
+        let saved = &self.saved_batches;
+        if !(1..=10_000).contains(&saved.max_per_tenant) {
+            return invalid(
+                "saved_batches.max_per_tenant",
+                format!("must be between 1 and 10000, got {}", saved.max_per_tenant),
+            );
+        }
+        if !(1024..=16 * MIB as usize).contains(&saved.max_bytes) {
+            return invalid(
+                "saved_batches.max_bytes",
+                format!("must be between 1024 and 16777216, got {}", saved.max_bytes),
+            );
+        }
         if let Some(n) = sessions.max_sessions_per_tenant
             && (n == 0 || n > sessions.max_sessions)
         {
@@ -451,6 +494,27 @@ impl Config {
             );
         }
         Ok(())
+    }
+
+    /// Where saved batches are kept: `[saved_batches] dir`, else
+    /// `saved-batches` in the data directory; `None` when there is no home
+    /// to put it in (they are then kept in memory only).
+    pub fn saved_batches_dir(&self) -> Option<PathBuf> {
+        if let Some(dir) = &self.saved_batches.dir {
+            return Some(dir.clone());
+        }
+        let data =
+            if let Some(dir) = std::env::var_os("STEPHOST_DATA_DIR").filter(|d| !d.is_empty()) {
+                PathBuf::from(dir)
+            } else if let Some(dir) = std::env::var_os("XDG_DATA_HOME").filter(|d| !d.is_empty()) {
+                PathBuf::from(dir).join("stephost")
+            } else {
+                PathBuf::from(std::env::var_os("HOME")?)
+                    .join(".local")
+                    .join("share")
+                    .join("stephost")
+            };
+        Some(data.join("saved-batches"))
     }
 
     /// The compile cache directory, if caching is on.

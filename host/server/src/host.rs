@@ -39,6 +39,8 @@ struct Inner {
     stop_batches: CancellationToken,
     /// Each tenant's recent batch traces, for `resources/read`.
     traces: crate::traces::Traces,
+    /// Each tenant's saved batches.
+    saved: crate::saved::SavedBatches,
 }
 
 /// Options for one batch run.
@@ -114,6 +116,13 @@ impl Host {
             config.sessions.max_sessions,
             &config.server.instance_name(),
         );
+        let saved_dir = config.saved_batches_dir();
+        if config.saved_batches.enabled && saved_dir.is_none() {
+            tracing::warn!(
+                "no data directory (set STEPHOST_DATA_DIR or [saved_batches] dir): saved batches are kept in memory only"
+            );
+        }
+        let saved = crate::saved::SavedBatches::new(saved_dir, &config.saved_batches);
         let host = Self {
             inner: Arc::new(Inner {
                 server_quota: ServerQuota::new(config.server.max_concurrent_batches),
@@ -125,6 +134,7 @@ impl Host {
                 draining: AtomicBool::new(false),
                 stop_batches: CancellationToken::new(),
                 traces: crate::traces::Traces::default(),
+                saved,
             }),
         };
         host.spawn_reaper();
@@ -422,6 +432,11 @@ impl Host {
         link.abort();
         session.set_instance_count(state.instances.len());
         report
+    }
+
+    /// Each tenant's saved batches.
+    pub fn saved(&self) -> &crate::saved::SavedBatches {
+        &self.inner.saved
     }
 
     /// Each tenant's recent batch traces.

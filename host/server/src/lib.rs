@@ -11,6 +11,7 @@ pub mod check;
 pub mod config;
 mod host;
 pub mod mcp;
+pub mod saved;
 pub mod session;
 pub mod tenancy;
 pub mod traces;

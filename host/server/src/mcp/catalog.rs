@@ -34,13 +34,17 @@ const DISPLAY_PROBE_TIMEOUT: Duration = Duration::from_secs(2);
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Served {
     plugins: BTreeSet<String>,
+    /// Whether the saved-batch tools (`save_batch`, ...) are served.
+    saved: bool,
     /// Loaded plugins left out by the default, with the reason.
     left_out: Vec<(String, String)>,
 }
 
 /// A `--tools` / `[mcp] tools` entry that names no loaded plugin.
 #[derive(Debug, thiserror::Error)]
-#[error("--tools / [mcp] tools: `{name}` is not a loaded plugin; the loaded plugins are: {known}")]
+#[error(
+    "--tools / [mcp] tools: `{name}` is not a loaded plugin; the loaded plugins are: {known} (and `{SAVED}` names the saved-batch tools)"
+)]
 pub struct UnknownPlugin {
     name: String,
     known: String,
@@ -50,16 +54,24 @@ impl Served {
     /// The plugins `named` chooses among those `registry` loaded; with no
     /// list, the default: every third-party plugin (the operator installed
     /// it), every built-in but the [`SERVED_WHEN_NAMED`] ones, and `desktop`
-    /// only when `display()` says a display is reachable (asked only then).
+    /// only when `display()` says a display is reachable (asked only then),
+    /// and the saved-batch tools when `saved` (they are on). In a list,
+    /// [`SAVED`] names the saved-batch tools.
     pub fn resolve(
         named: Option<&[String]>,
         registry: &Plugins,
         display: impl FnOnce() -> Result<(), String>,
+        saved: bool,
     ) -> Result<Self, UnknownPlugin> {
         let loaded: BTreeSet<&str> = registry.names().collect();
         if let Some(named) = named {
             let mut plugins = BTreeSet::new();
+            let mut saved_named = false;
             for name in named {
+                if name == SAVED && saved {
+                    saved_named = true;
+                    continue;
+                }
                 if !loaded.contains(name.as_str()) {
                     return Err(UnknownPlugin {
                         name: name.clone(),
@@ -70,6 +82,7 @@ impl Served {
             }
             return Ok(Self {
                 plugins,
+                saved: saved_named,
                 left_out: Vec::new(),
             });
         }
@@ -94,7 +107,11 @@ impl Served {
             }
             plugins.insert(name.to_owned());
         }
-        Ok(Self { plugins, left_out })
+        Ok(Self {
+            plugins,
+            saved,
+            left_out,
+        })
     }
 
     /// Whether `plugin`'s tools are served.
@@ -102,9 +119,17 @@ impl Served {
         self.plugins.contains(plugin)
     }
 
+    /// Whether the saved-batch tools are served.
+    pub fn saved(&self) -> bool {
+        self.saved
+    }
+
     /// One line for the operator: what is served and what is left out, and why.
     pub fn summary(&self) -> String {
-        let served: Vec<&str> = self.plugins.iter().map(String::as_str).collect();
+        let mut served: Vec<&str> = self.plugins.iter().map(String::as_str).collect();
+        if self.saved {
+            served.push("saved batches");
+        }
         let mut line = if served.is_empty() {
             "serving the `batch` tool only".to_owned()
         } else {
@@ -131,23 +156,37 @@ impl Served {
 struct Entry {
     name: String,
     owner: String,
-    dialect: Arc<dyn Dialect>,
+    serves: Serves,
     acts: Option<bool>,
     alias: bool,
+}
+
+/// What answers a tool's calls.
+enum Serves {
+    /// A dialect, whose batches the host runs.
+    Dialect(Arc<dyn Dialect>),
+    /// The server itself (the saved-batch tools), with the tool's definition.
+    Host(Box<Tool>),
 }
 
 /// Tools by name, in listing order.
 pub struct Catalog {
     /// What `tools/list` shows: aliases left out.
     tools: Vec<Tool>,
-    /// Every callable tool, aliases included.
+    /// Every callable tool served by a dialect, aliases included.
     by_name: BTreeMap<String, Arc<dyn Dialect>>,
+    /// Who claims each name, the server's own tools included.
+    owners: BTreeMap<String, String>,
+    /// Whether the tenant's saved batches are served.
+    saved: bool,
 }
 
-/// Each serving tenant's catalog, by tenant id.
+/// Each serving tenant's catalog, by tenant id, and who to tell when a
+/// tenant's tools change.
 pub struct Catalogs {
     by_tenant: BTreeMap<String, Arc<Catalog>>,
     served: Served,
+    listeners: super::saved_tools::Listeners,
 }
 
 /// Why the tool catalog could not be built.
@@ -168,9 +207,7 @@ impl Catalogs {
         let mcp = &host.config().mcp;
         // Chosen once against every loaded plugin, so the display is probed
         // once and a name a tenant's grants leave out is no error.
-        let served = Served::resolve(mcp.tools.as_deref(), host.catalog(), || {
-            stephost_runtime::probe_display(DISPLAY_PROBE_TIMEOUT)
-        })?;
+        let served = served_by(host)?;
         let mut by_tenant = BTreeMap::new();
         let tenants = host.tenants();
         for tenant in tenants.serving().iter().chain([tenants.local()]) {
@@ -178,7 +215,16 @@ impl Catalogs {
                 Catalog::build(tenant.catalog(), &mcp.tool_names, mcp.verb_tools, &served)?;
             by_tenant.insert(tenant.id().to_owned(), Arc::new(catalog));
         }
-        Ok(Self { by_tenant, served })
+        Ok(Self {
+            by_tenant,
+            served,
+            listeners: super::saved_tools::Listeners::default(),
+        })
+    }
+
+    /// The clients to tell when a tenant's tools change.
+    pub(super) fn listeners(&self) -> &super::saved_tools::Listeners {
+        &self.listeners
     }
 
     /// The catalog of tenant `id`.
@@ -197,14 +243,22 @@ impl Catalogs {
 /// tool names must not take.
 pub fn claimed_names(host: &crate::Host) -> Result<BTreeMap<String, String>, UnknownPlugin> {
     let mcp = &host.config().mcp;
-    let served = Served::resolve(mcp.tools.as_deref(), host.catalog(), || {
-        stephost_runtime::probe_display(DISPLAY_PROBE_TIMEOUT)
-    })?;
+    let served = served_by(host)?;
     let catalog = host.tenants().local().catalog();
     Ok(entries(catalog, &mcp.tool_names, mcp.verb_tools, &served)
         .into_iter()
         .map(|entry| (entry.name, entry.owner))
         .collect())
+}
+
+/// What `host`'s config serves, the display probed when the default asks.
+fn served_by(host: &crate::Host) -> Result<Served, UnknownPlugin> {
+    Served::resolve(
+        host.config().mcp.tools.as_deref(),
+        host.catalog(),
+        || stephost_runtime::probe_display(DISPLAY_PROBE_TIMEOUT),
+        host.config().saved_batches.enabled,
+    )
 }
 
 /// The tool name `plugin.verb` gets: the configured rename, or its default.
@@ -224,8 +278,11 @@ pub fn suggest_name(owner: &str, claimed: &BTreeMap<String, String>) -> String {
     free_name(owner, &claimed.keys().cloned().collect())
 }
 
+/// The name `--tools` gives the saved-batch tools.
+pub const SAVED: &str = "saved";
+
 /// The host's own options of every batch tool, whatever its dialect.
-fn add_batch_options(schema: &mut serde_json::Map<String, Value>, tool: &str) {
+pub(super) fn add_batch_options(schema: &mut serde_json::Map<String, Value>, tool: &str) {
     let properties = schema
         .entry("properties")
         .or_insert_with(|| Value::Object(serde_json::Map::new()));
@@ -301,7 +358,18 @@ fn entries(
             entries.push(Entry {
                 name: dialect.name().to_owned(),
                 owner: format!("the built-in `{}` tool", dialect.name()),
-                dialect,
+                serves: Serves::Dialect(dialect),
+                acts: None,
+                alias: false,
+            });
+        }
+    }
+    if served.saved() {
+        for tool in super::saved_tools::tools() {
+            entries.push(Entry {
+                name: tool.name.to_string(),
+                owner: format!("the built-in `{}` tool", tool.name),
+                serves: Serves::Host(Box::new(tool)),
                 acts: None,
                 alias: false,
             });
@@ -322,7 +390,7 @@ fn entries(
                 entries.push(Entry {
                     name,
                     owner: key,
-                    dialect: Arc::new(single),
+                    serves: Serves::Dialect(Arc::new(single)),
                     acts: Some(acts),
                     alias: alias_of(plugin, info).is_some(),
                 });
@@ -353,7 +421,7 @@ impl Catalog {
         for Entry {
             name,
             owner,
-            dialect,
+            serves,
             acts,
             alias,
         } in entries
@@ -367,6 +435,13 @@ impl Catalog {
                 });
             }
             owners.insert(name.clone(), owner);
+            let dialect = match serves {
+                Serves::Dialect(dialect) => dialect,
+                Serves::Host(tool) => {
+                    tools.push(*tool);
+                    continue;
+                }
+            };
             if alias {
                 // Callable under its own name (clients written against it
                 // keep working), but its definition is its original's: listing
@@ -395,12 +470,32 @@ impl Catalog {
             tools.push(tool);
             by_name.insert(name, dialect);
         }
-        Ok(Self { tools, by_name })
+        Ok(Self {
+            tools,
+            by_name,
+            owners,
+            saved: served.saved(),
+        })
     }
 
     /// Every tool, for `tools/list`.
     pub fn tools(&self) -> &[Tool] {
         &self.tools
+    }
+
+    /// Who claims `name` (a tool of this catalog), as an error names it.
+    pub fn owner(&self, name: &str) -> Option<String> {
+        self.owners
+            .get(name)
+            .map(|owner| match owner.strip_prefix("the ") {
+                Some(_) => owner.clone(),
+                None => format!("the tool of {owner}"),
+            })
+    }
+
+    /// Whether the tenant's saved batches are served.
+    pub fn serves_saved(&self) -> bool {
+        self.saved
     }
 
     /// The dialect serving `name`.
@@ -507,18 +602,22 @@ mod tests {
     async fn the_default_leaves_out_testkit_and_desktop_without_a_display() {
         let host = host(&[]).await;
         let registry = host.catalog();
-        let headless =
-            Served::resolve(None, registry, || Err("DISPLAY is not set".into())).expect("resolves");
+        let headless = Served::resolve(None, registry, || Err("DISPLAY is not set".into()), true)
+            .expect("resolves");
         assert!(headless.includes("browser") && headless.includes("rf"));
         assert!(!headless.includes("desktop") && !headless.includes("testkit"));
         assert!(headless.summary().contains("DISPLAY is not set"));
-        let with_display = Served::resolve(None, registry, || Ok(())).expect("resolves");
+        let with_display = Served::resolve(None, registry, || Ok(()), true).expect("resolves");
         assert!(with_display.includes("desktop") && !with_display.includes("testkit"));
         // Named, a plugin is served whatever the probe would say (it is not asked).
-        let named = Served::resolve(Some(&names(&["desktop", "testkit"])), registry, || {
-            panic!("the display is not probed for a named list")
-        })
+        let named = Served::resolve(
+            Some(&names(&["desktop", "testkit"])),
+            registry,
+            || panic!("the display is not probed for a named list"),
+            true,
+        )
         .expect("resolves");
+        assert!(!named.saved(), "saved batches are served when named");
         assert!(named.includes("desktop") && named.includes("testkit") && !named.includes("rf"));
         let catalog =
             Catalog::build(registry, &BTreeMap::new(), true, &headless).expect("no clash");
@@ -536,9 +635,12 @@ mod tests {
     #[tokio::test]
     async fn an_unknown_name_is_an_error_naming_the_known_ones() {
         let host = host(&[]).await;
-        let err = Served::resolve(Some(&names(&["browser", "nosuch"])), host.catalog(), || {
-            Ok(())
-        })
+        let err = Served::resolve(
+            Some(&names(&["browser", "nosuch"])),
+            host.catalog(),
+            || Ok(()),
+            true,
+        )
         .expect_err("unknown");
         let text = err.to_string();
         assert!(text.contains("`nosuch`"), "{text}");
@@ -549,8 +651,8 @@ mod tests {
     async fn aliases_are_callable_but_listed_once() {
         let host = host(&[]).await;
         let registry = host.catalog();
-        let served =
-            Served::resolve(Some(&names(&["desktop"])), registry, || Ok(())).expect("resolves");
+        let served = Served::resolve(Some(&names(&["desktop"])), registry, || Ok(()), true)
+            .expect("resolves");
         let catalog = Catalog::build(registry, &BTreeMap::new(), true, &served).expect("no clash");
         let tools = listed(&catalog);
         for (alias, original) in [("activate", "focus_window"), ("wait_until", "wait_for")] {

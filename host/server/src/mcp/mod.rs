@@ -6,6 +6,7 @@ mod guard;
 mod http_sessions;
 mod listener;
 mod notify;
+mod saved_tools;
 mod server;
 mod starting;
 mod stdio;
@@ -19,8 +20,8 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio_util::sync::CancellationToken;
 
 pub use catalog::{
-    Catalog, CatalogError, Catalogs, NameClash, Served, UnknownPlugin, claimed_names, suggest_name,
-    tool_name_for,
+    Catalog, CatalogError, Catalogs, NameClash, SAVED, Served, UnknownPlugin, claimed_names,
+    suggest_name, tool_name_for,
 };
 pub use server::StepServer;
 pub use starting::{StartingHost, serve_stdio};

@@ -18,6 +18,7 @@ use serde_json::{Map, Value};
 
 use super::catalog::{Catalog, Catalogs};
 use super::notify::Notifier;
+use super::saved_tools;
 use crate::config::ResultText;
 use crate::session::SessionRef;
 use crate::tenancy::Tenant;
@@ -36,6 +37,10 @@ pub struct StepServer {
     /// (`logging/setLevel`); `None` sends no log messages.
     #[allow(deprecated)]
     log_level: Arc<std::sync::Mutex<Option<LoggingLevel>>>,
+    /// Whether this connection is told when its tenant's tools change (from
+    /// its first `tools/list`: a client that never listed has nothing to
+    /// refresh).
+    listening: Arc<std::sync::atomic::AtomicBool>,
 }
 
 const INSTRUCTIONS: &str = "stephost runs tool steps inside sandboxed WebAssembly plugins. \
@@ -58,6 +63,7 @@ impl StepServer {
             catalogs,
             connection_session,
             log_level: Arc::default(),
+            listening: Arc::default(),
         }
     }
 
@@ -99,11 +105,14 @@ impl StepServer {
         Some(header.to_owned())
     }
 
+    /// Runs a call of the batch or verb tool `dialect` serves; `saved` when it
+    /// is a saved batch (which takes the batch tools' options).
     async fn call(
         &self,
         dialect: &Arc<dyn Dialect>,
         args: Map<String, Value>,
         ctx: RequestContext<RoleServer>,
+        saved: bool,
     ) -> CallToolResult {
         let named = dialect.session_for(&args);
         let transport = self.transport_session(&ctx);
@@ -117,7 +126,11 @@ impl StepServer {
         // `dry_run` belongs to the host, not to any dialect's arguments: taken
         // out before the dialect maps them, put on the batch it maps them to.
         let mut args = args;
-        let options = HostOptions::take(&mut args, dialect.name());
+        let options = HostOptions::take(
+            &mut args,
+            saved || BATCH_TOOLS.contains(&dialect.name()),
+            dialect.name() == RF_OUTPUT_TOOL,
+        );
         let mut generic = None;
         let mapped = match &options {
             Ok(options) => dialect
@@ -257,11 +270,13 @@ struct HostOptions {
 }
 
 impl HostOptions {
-    /// Takes the options `tool` has out of `args`; a non-boolean is a problem
-    /// naming its field.
+    /// Takes the options a tool has out of `args` (a batch tool's, and
+    /// `output_xml` when `rf_output`); a non-boolean is a problem naming its
+    /// field.
     fn take(
         args: &mut Map<String, Value>,
-        tool: &str,
+        batch_tool: bool,
+        rf_output: bool,
     ) -> Result<Self, Vec<stephost_batch::Problem>> {
         let mut problems = Vec::new();
         let mut flag = |name: &str, offered: bool| -> bool {
@@ -282,11 +297,10 @@ impl HostOptions {
                 }
             }
         };
-        let batch_tool = BATCH_TOOLS.contains(&tool);
         let options = Self {
             dry_run: flag("dry_run", batch_tool),
             trace: flag("trace", batch_tool),
-            output_xml: flag("output_xml", tool == RF_OUTPUT_TOOL),
+            output_xml: flag("output_xml", rf_output),
         };
         if problems.is_empty() {
             Ok(options)
@@ -453,6 +467,7 @@ pub(super) fn server_info() -> ServerConfig {
     ServerConfig::new(
         ServerCapabilities::builder()
             .enable_tools()
+            .enable_tool_list_changed()
             .enable_logging()
             .enable_resources()
             .build(),
@@ -538,9 +553,25 @@ impl ServerHandler for StepServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         let tenant = self.tenant(&context);
-        Ok(ListToolsResult::with_all_items(
-            self.catalog(&tenant)?.tools().to_vec(),
-        ))
+        let catalog = self.catalog(&tenant)?;
+        let mut tools = catalog.tools().to_vec();
+        if catalog.serves_saved() {
+            if !self
+                .listening
+                .swap(true, std::sync::atomic::Ordering::Relaxed)
+            {
+                self.catalogs
+                    .listeners()
+                    .add(tenant.id(), context.peer.clone());
+            }
+            let claimed = |name: &str| saved_tools::claimed(catalog, name);
+            for entry in self.host.saved().list(&tenant, &claimed).await {
+                if let crate::saved::Saved::Ready(saved) = entry {
+                    tools.push(saved_tools::tool_of(&saved, &tenant));
+                }
+            }
+        }
+        Ok(ListToolsResult::with_all_items(tools))
     }
 
     async fn call_tool(
@@ -549,16 +580,42 @@ impl ServerHandler for StepServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let tenant = self.tenant(&context);
-        let Some(dialect) = self.catalog(&tenant)?.get(&request.name).cloned() else {
-            return Err(McpError::invalid_params(
-                format!(
-                    "unknown tool `{}`; tools/list shows the tools on offer",
-                    request.name
-                ),
-                None,
-            ));
-        };
+        let catalog = self.catalog(&tenant)?.clone();
         let args = request.arguments.unwrap_or_default();
+        let (dialect, saved) = match catalog.get(&request.name) {
+            Some(dialect) => (dialect.clone(), false),
+            None if catalog.serves_saved() && saved_tools::is_own(&request.name) => {
+                let (result, changed) =
+                    saved_tools::call(&self.host, &tenant, &catalog, &request.name, args).await;
+                if changed {
+                    self.catalogs.listeners().changed(tenant.id()).await;
+                }
+                return Ok(result.into());
+            }
+            None => {
+                let claimed = |name: &str| saved_tools::claimed(&catalog, name);
+                let found = if catalog.serves_saved() {
+                    self.host
+                        .saved()
+                        .get(&tenant, &request.name, &claimed)
+                        .await
+                } else {
+                    None
+                };
+                match found {
+                    Some(saved) => (saved as Arc<dyn Dialect>, true),
+                    None => {
+                        return Err(McpError::invalid_params(
+                            format!(
+                                "unknown tool `{}`; tools/list shows the tools on offer",
+                                request.name
+                            ),
+                            None,
+                        ));
+                    }
+                }
+            }
+        };
         if let Some(id) = args.get("session_id")
             && !id.is_string()
         {
@@ -567,6 +624,6 @@ impl ServerHandler for StepServer {
                 None,
             ));
         }
-        Ok(self.call(&dialect, args, context).await.into())
+        Ok(self.call(&dialect, args, context, saved).await.into())
     }
 }
