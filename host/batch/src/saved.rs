@@ -14,7 +14,7 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::dialects::{Dialect, arg_problem, batch, session_id_schema};
+use crate::dialects::{Dialect, add_session_id, arg_problem, batch};
 use crate::plan::{join_field, key_field, pointer_to_field};
 use crate::vars::{self, Lookup, Part, PathSegment, Scope, Target, UnknownPolicy};
 use crate::{Catalog, Limits, PlanContext, Problem, Report};
@@ -131,18 +131,8 @@ impl SavedBatch {
             ));
         }
         let declared = check_parameters(&definition.parameters, &mut problems);
-        let validator = match jsonschema::validator_for(&definition.parameters) {
-            Ok(validator) => Some(validator),
-            Err(e) => {
-                if problems.iter().all(|p| !p.field.starts_with("parameters")) {
-                    problems.push(arg_problem(
-                        &format!("parameters{}", e.schema_path()),
-                        e.to_string(),
-                    ));
-                }
-                None
-            }
-        };
+        // What stops the schema compiling is among check_parameters' problems.
+        let validator = jsonschema::validator_for(&definition.parameters).ok();
         check_references(&definition.steps, &declared, &mut problems);
         let batch = Value::Object(definition.batch());
         let ctx = PlanContext {
@@ -505,14 +495,7 @@ impl Dialect for SavedBatch {
 
     fn input_schema(&self, _catalog: &Catalog) -> Value {
         let mut schema = self.definition.parameters.clone();
-        if let Some(obj) = schema.as_object_mut() {
-            let properties = obj
-                .entry("properties")
-                .or_insert_with(|| Value::Object(Map::new()));
-            if let Some(properties) = properties.as_object_mut() {
-                properties.insert("session_id".into(), session_id_schema());
-            }
-        }
+        add_session_id(&mut schema);
         schema
     }
 

@@ -129,6 +129,19 @@ pub fn insert_outcome(out: &mut Value, step: &StepReport) {
     }
 }
 
+/// Adds the optional `session_id` argument to an object schema's properties
+/// (a verb's or a saved batch's own schema, which does not name it).
+pub fn add_session_id(schema: &mut Value) {
+    if let Some(obj) = schema.as_object_mut() {
+        let properties = obj
+            .entry("properties")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Some(properties) = properties.as_object_mut() {
+            properties.insert("session_id".into(), session_id_schema());
+        }
+    }
+}
+
 /// JSON Schema for the optional `session_id` argument. Why no description:
 /// it is repeated in nearly every tool definition, and every definition is
 /// sent to the model in every conversation; the server instructions explain

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use super::{Dialect, session_id_schema};
+use super::{Dialect, add_session_id};
 use crate::{BatchStatus, ContentItem, Problem, Report};
 use crate::{Catalog, Limits};
 use stephost_contract::PluginSpec;
@@ -90,15 +90,8 @@ impl Dialect for SingleVerb {
             .verb(&self.verb)
             .map(|v| v.info.input_schema.clone())
             .unwrap_or_else(|| json!({"type": "object"}));
-        if self.owns_session_id
-            && let Some(obj) = schema.as_object_mut()
-        {
-            let properties = obj
-                .entry("properties")
-                .or_insert_with(|| Value::Object(Map::new()));
-            if let Some(properties) = properties.as_object_mut() {
-                properties.insert("session_id".into(), session_id_schema());
-            }
+        if self.owns_session_id {
+            add_session_id(&mut schema);
         }
         schema
     }

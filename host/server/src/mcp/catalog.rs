@@ -485,12 +485,13 @@ impl Catalog {
 
     /// Who claims `name` (a tool of this catalog), as an error names it.
     pub fn owner(&self, name: &str) -> Option<String> {
-        self.owners
-            .get(name)
-            .map(|owner| match owner.strip_prefix("the ") {
-                Some(_) => owner.clone(),
-                None => format!("the tool of {owner}"),
-            })
+        self.owners.get(name).map(|owner| {
+            if owner.starts_with("the ") {
+                owner.clone()
+            } else {
+                format!("the tool of {owner}")
+            }
+        })
     }
 
     /// Whether the tenant's saved batches are served.

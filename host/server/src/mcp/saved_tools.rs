@@ -164,7 +164,7 @@ pub(super) async fn call(
     name: &str,
     args: Map<String, Value>,
 ) -> (CallToolResult, bool) {
-    let claimed = |name: &str| claimed(catalog, name);
+    let claimed = |name: &str| catalog.owner(name);
     let store = host.saved();
     match name {
         SAVE => {
@@ -330,10 +330,4 @@ pub(super) async fn call(
             }
         }
     }
-}
-
-/// Who claims `name` among a tenant's other tools, for a saved batch that
-/// would take it.
-pub(super) fn claimed(catalog: &Catalog, name: &str) -> Option<String> {
-    catalog.owner(name)
 }

@@ -564,7 +564,7 @@ impl ServerHandler for StepServer {
                     .listeners()
                     .add(tenant.id(), context.peer.clone());
             }
-            let claimed = |name: &str| saved_tools::claimed(catalog, name);
+            let claimed = |name: &str| catalog.owner(name);
             for entry in self.host.saved().list(&tenant, &claimed).await {
                 if let crate::saved::Saved::Ready(saved) = entry {
                     tools.push(saved_tools::tool_of(&saved, &tenant));
@@ -593,7 +593,7 @@ impl ServerHandler for StepServer {
                 return Ok(result.into());
             }
             None => {
-                let claimed = |name: &str| saved_tools::claimed(&catalog, name);
+                let claimed = |name: &str| catalog.owner(name);
                 let found = if catalog.serves_saved() {
                     self.host
                         .saved()
