@@ -48,7 +48,7 @@ if [ ! -x "$venv/bin/python" ]; then
   say "creating the Python venv for the end-to-end tests"
   python3 -m venv "$venv"
 fi
-if ! "$venv/bin/python" -c 'import mcp, pytest, robot, robotremoteserver, RequestsLibrary, envoy, yaml' >/dev/null 2>&1; then
+if ! "$venv/bin/python" -c 'import mcp, pytest, robot, robotremoteserver, RequestsLibrary, SeleniumLibrary, envoy, yaml' >/dev/null 2>&1; then
   say "installing the Python test dependencies (tests/requirements.txt)"
   "$venv/bin/pip" install -q --disable-pip-version-check -r tests/requirements.txt
 fi

@@ -639,3 +639,105 @@ async fn an_instance_sees_only_its_granted_folders() {
         "secret"
     );
 }
+
+#[tokio::test]
+async fn a_tenants_disk_quota_stops_writes_before_they_happen() {
+    use stephost::runtime::FolderGrant;
+    const KIB: usize = 1024;
+    let granted = tempfile::tempdir().expect("tempdir");
+    let root = canonical(granted.path());
+    // Already there when the host starts: the first instance counts it.
+    std::fs::write(granted.path().join("old.txt"), vec![b'o'; KIB]).expect("write");
+    let host = common::host_with(|c| {
+        c.limits.disk_bytes = 64 * KIB as u64;
+        c.limits.disk_files = 4;
+        c.plugins.grants.insert(
+            "rf".into(),
+            Grant {
+                http: vec!["loopback:*".into()],
+                folders: vec![FolderGrant {
+                    path: granted.path().to_owned(),
+                    read_only: false,
+                }],
+                ..Grant::default()
+            },
+        );
+    })
+    .await;
+    let p = |rel: &str| format!("{root}/{rel}");
+    let forty = "a".repeat(40 * KIB);
+    let sixty = "b".repeat(60 * KIB);
+    let report = host
+        .run_batch(
+            &json!({"on_failure": "continue", "steps": [
+                rf("Import Library", &["OperatingSystem"]),
+                // 1 KiB + 40 KiB, 2 entries.
+                rf("Create File", &[&p("a.txt"), &forty]),
+                // Would be 81 KiB: refused at 64 KiB, never past it (the guest
+                // writes in pieces, so what fits may be appended).
+                rf("Append To File", &[&p("a.txt"), &forty]),
+                rf("Copy File", &[&p("a.txt"), &p("c.txt")]),
+                // Truncating gives the 40 KiB back.
+                rf("Create File", &[&p("a.txt"), ""]),
+                rf("Create File", &[&p("b.txt"), &sixty]),
+                // The fourth entry.
+                rf("Create Directory", &[&p("d")]),
+                rf("Create File", &[&p("d/x.txt"), "x"]),
+                // Removing gives an entry and 60 KiB back.
+                rf("Remove File", &[&p("b.txt")]),
+                rf("Create File", &[&p("d/x.txt"), "x"]),
+            ]}),
+            BatchOptions::default(),
+        )
+        .await;
+    let steps = &report.steps;
+    let message = |i: usize| {
+        steps[i]
+            .error
+            .as_ref()
+            .map(|e| e.message.clone())
+            .unwrap_or_default()
+    };
+    let passed = [0, 1, 4, 5, 6, 8, 9];
+    for i in passed {
+        assert_eq!(
+            steps[i].status,
+            StepStatus::Passed,
+            "step {i}: {}",
+            message(i)
+        );
+    }
+    for i in [2, 3] {
+        assert_eq!(steps[i].status, StepStatus::Failed, "step {i}");
+        let m = message(i);
+        assert!(
+            m.starts_with("OSError: [Errno 122] Disk quota exceeded: '"),
+            "step {i}: {m}"
+        );
+        assert!(
+            m.contains("64 KiB in granted folders (limits.disk_bytes) reached"),
+            "step {i}: {m}"
+        );
+        assert!(!m.contains("Input/output"), "step {i}: {m}");
+    }
+    assert_eq!(steps[7].status, StepStatus::Failed);
+    assert!(
+        message(7).contains("4 files in granted folders (limits.disk_files) reached"),
+        "{}",
+        message(7)
+    );
+    // On disk: nothing of the refused writes, no copy, no leftover temporary file.
+    let mut names: Vec<String> = std::fs::read_dir(granted.path())
+        .expect("list")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["a.txt", "d", "old.txt"]);
+    assert_eq!(
+        std::fs::metadata(granted.path().join("a.txt"))
+            .expect("a.txt")
+            .len(),
+        0
+    );
+    assert!(granted.path().join("d/x.txt").is_file());
+}

@@ -1113,3 +1113,28 @@ async fn a_dry_run_plans_without_running_and_resolves_what_it_can() {
     assert!(fields.contains(&"dry_run"), "{fields:?}");
     assert!(fields.contains(&"steps[0].input"), "{fields:?}");
 }
+
+#[tokio::test]
+async fn log_lines_count_against_the_report_limit() {
+    // A plugin chooses its log lines as freely as its value: 1,000 steps of
+    // 200 lines of 4 KiB would be 800 MB in one report if they were free.
+    let host = common::host_with(|c| c.limits.max_report_bytes = 9_000).await;
+    let line = "l".repeat(2_900);
+    let steps: Vec<serde_json::Value> = (0..10)
+        .map(|_| step("log", json!({"message": line})))
+        .collect();
+    let report = run(&host, None, json!({"steps": steps})).await;
+    assert_eq!(report.status, BatchStatus::Failed, "{report:#?}");
+    let capped = report
+        .steps
+        .iter()
+        .position(|s| {
+            s.error
+                .as_ref()
+                .is_some_and(|e| e.code == "report-too-large")
+        })
+        .expect("a step is capped");
+    assert_eq!(capped, 3, "three lines of 2,900 bytes fit in 9,000");
+    assert!(report.steps[capped].logs.is_empty());
+    assert_eq!(report.steps_executed, 4);
+}

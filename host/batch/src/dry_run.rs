@@ -94,13 +94,28 @@ pub fn dry_run(plan: &Plan, vars: &BTreeMap<String, Value>, limits: &Limits) -> 
     let batch_ms = millis(plan.timeout());
     let mut assigned: BTreeMap<String, usize> = BTreeMap::new();
     let mut steps = Vec::with_capacity(plan.steps().len());
+    // A plan is an answer like a report: what its resolved inputs add up to
+    // is charged against `limits.max_report_bytes` before each is built, so
+    // a session variable referred to by every step is written out only as
+    // often as one report may hold.
+    let mut charge = Charge {
+        left: limits.max_report_bytes,
+        limits,
+    };
     for step in plan.steps() {
         let scope = DryScope {
             vars,
             assigned: &assigned,
         };
         let mut unresolved = Vec::new();
-        let input = partial(step.input(), &scope, plan, "input", &mut unresolved);
+        let input = partial(
+            step.input(),
+            &scope,
+            plan,
+            "input",
+            &mut unresolved,
+            &mut charge,
+        );
         steps.push(PlannedStepView {
             index: step.index(),
             label: step.label().map(str::to_owned),
@@ -167,38 +182,103 @@ impl Scope for DryScope<'_> {
     }
 }
 
+/// What is left of the plan's size budget (`limits.max_report_bytes`).
+struct Charge<'a> {
+    left: u64,
+    limits: &'a Limits,
+}
+
 /// `value` with each string resolved on its own, so one reference that needs
-/// a result leaves only its own string as written.
+/// a result leaves only its own string as written. Each resolved string is
+/// measured before it is built and charged to `charge`; one that would pass
+/// what is left stays as written, with the reason.
 fn partial(
     value: &Value,
     scope: &DryScope<'_>,
     plan: &Plan,
     field: &str,
     unresolved: &mut Vec<Unresolved>,
+    charge: &mut Charge<'_>,
 ) -> Value {
     match value {
-        Value::String(_) => match vars::resolve(value, scope, plan.policy()) {
-            Ok(resolved) => resolved,
-            Err(e) => {
-                unresolved.push(Unresolved {
-                    field: field.to_owned(),
-                    reason: e.to_string(),
-                });
-                value.clone()
+        Value::String(_) => {
+            let bounds = vars::InputLimits {
+                max_bytes: charge.left.min(charge.limits.max_input_bytes),
+                max_depth: charge.limits.max_input_depth,
+            };
+            match vars::resolve_within(value, scope, plan.policy(), bounds) {
+                Ok(resolved) => {
+                    // Within `bounds`, so measuring it again cannot fail.
+                    let bytes = vars::check_limits(
+                        &resolved,
+                        vars::InputLimits {
+                            max_bytes: u64::MAX,
+                            max_depth: usize::MAX,
+                        },
+                    )
+                    .unwrap_or(bounds.max_bytes);
+                    charge.left = charge.left.saturating_sub(bytes);
+                    resolved
+                }
+                Err(vars::ResolveError::Var(e)) => {
+                    unresolved.push(Unresolved {
+                        field: field.to_owned(),
+                        reason: e.to_string(),
+                    });
+                    value.clone()
+                }
+                Err(vars::ResolveError::Limit(e)) => {
+                    let reason = match e.exceeded {
+                        vars::Exceeded::Depth { max } => format!(
+                            "{e}; past limits.max_input_depth = {max}, so the step would fail"
+                        ),
+                        vars::Exceeded::Bytes { .. }
+                            if bounds.max_bytes == charge.limits.max_input_bytes
+                                && charge.left > charge.limits.max_input_bytes =>
+                        {
+                            format!(
+                                "{e}; past limits.max_input_bytes = {}, so the step would fail",
+                                charge.limits.max_input_bytes
+                            )
+                        }
+                        vars::Exceeded::Bytes { .. } => format!(
+                            "not written out: with the inputs above it, this plan would pass \
+                             limits.max_report_bytes = {} (a plan holds what one report may)",
+                            charge.limits.max_report_bytes
+                        ),
+                    };
+                    unresolved.push(Unresolved {
+                        field: field.to_owned(),
+                        reason,
+                    });
+                    value.clone()
+                }
             }
-        },
+        }
         Value::Array(items) => Value::Array(
             items
                 .iter()
                 .enumerate()
-                .map(|(i, item)| partial(item, scope, plan, &format!("{field}[{i}]"), unresolved))
+                .map(|(i, item)| {
+                    partial(
+                        item,
+                        scope,
+                        plan,
+                        &format!("{field}[{i}]"),
+                        unresolved,
+                        charge,
+                    )
+                })
                 .collect(),
         ),
         Value::Object(map) => Value::Object(
             map.iter()
                 .map(|(key, item)| {
                     let path = vars::join_path(field, key);
-                    (key.clone(), partial(item, scope, plan, &path, unresolved))
+                    (
+                        key.clone(),
+                        partial(item, scope, plan, &path, unresolved, charge),
+                    )
                 })
                 .collect(),
         ),
@@ -208,4 +288,57 @@ fn partial(
 
 fn millis(d: std::time::Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{PlanContext, UnknownPolicy};
+    use serde_json::json;
+
+    #[test]
+    fn a_plan_holds_at_most_what_a_report_may() {
+        let steps: Vec<Value> = (0..100)
+            .map(|_| json!({"plugin": "testkit", "verb": "echo", "input": {"value": "${big}"}}))
+            .collect();
+        let request = json!({"steps": steps, "dry_run": true});
+        let limits = Limits {
+            max_report_bytes: 5_000,
+            ..Limits::default()
+        };
+        let catalog = crate::testing::catalog();
+        let ctx = PlanContext {
+            catalog: &catalog,
+            limits: &limits,
+            session_vars: &|name| name == "big",
+            policy: UnknownPolicy::Reject,
+        };
+        let plan = crate::plan(&request, &ctx).expect("plans");
+        let vars = BTreeMap::from([("big".to_owned(), json!("b".repeat(998)))]);
+        let view = dry_run(&plan, &vars, &limits);
+        assert_eq!(view.steps.len(), 100);
+        let written = view
+            .steps
+            .iter()
+            .filter(|s| s.input["value"] != json!("${big}"))
+            .count();
+        // 1,000 bytes each (the quotes too) within 5,000.
+        assert_eq!(written, 5);
+        let kept = &view.steps[5];
+        assert_eq!(kept.input["value"], json!("${big}"));
+        assert!(
+            kept.unresolved[0]
+                .reason
+                .contains("limits.max_report_bytes = 5000"),
+            "{:?}",
+            kept.unresolved
+        );
+        // What was written out stays within the limit; the rest is the
+        // request's own text.
+        let total: usize = view.steps.iter().map(|s| s.input.to_string().len()).sum();
+        assert!(
+            total <= 5_000 + 100 * "{\"value\":\"${big}\"}".len(),
+            "{total}"
+        );
+    }
 }

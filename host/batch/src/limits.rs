@@ -43,6 +43,13 @@ pub struct Limits {
     /// Deepest nesting of arrays and objects a step's input may have, as
     /// written and once resolved.
     pub max_input_depth: usize,
+    /// Bytes of regular files one tenant may hold in all of its read-write
+    /// granted folders together; a write past it fails with the guest's
+    /// "disk quota exceeded" (WASI `quota`), before anything is written.
+    pub disk_bytes: u64,
+    /// Entries (files, directories, links) one tenant may hold in all of its
+    /// read-write granted folders together.
+    pub disk_files: u64,
 }
 
 impl Default for Limits {
@@ -64,6 +71,8 @@ impl Default for Limits {
             max_session_vars_bytes: 64 * MIB,
             max_input_bytes: 16 * MIB,
             max_input_depth: 64,
+            disk_bytes: 1024 * MIB,
+            disk_files: 100_000,
         }
     }
 }
@@ -97,6 +106,10 @@ pub struct LimitCaps {
     pub max_session_vars_bytes: Option<u64>,
     /// Ceiling for `max_input_bytes`.
     pub max_input_bytes: Option<u64>,
+    /// Ceiling for `disk_bytes`.
+    pub disk_bytes: Option<u64>,
+    /// Ceiling for `disk_files`.
+    pub disk_files: Option<u64>,
 }
 
 impl Limits {
@@ -118,6 +131,8 @@ impl Limits {
         limits.max_session_vars_bytes =
             cap(caps.max_session_vars_bytes, self.max_session_vars_bytes);
         limits.max_input_bytes = cap(caps.max_input_bytes, self.max_input_bytes);
+        limits.disk_bytes = cap(caps.disk_bytes, self.disk_bytes);
+        limits.disk_files = cap(caps.disk_files, self.disk_files);
         limits.step_timeout_ms = limits.step_timeout_ms.min(limits.max_step_timeout_ms);
         limits.batch_timeout_ms = limits.batch_timeout_ms.min(limits.max_batch_timeout_ms);
         limits
@@ -144,5 +159,11 @@ mod tests {
         );
         assert_eq!(narrowed.fuel_per_step, host.fuel_per_step);
         assert_eq!(host.capped_by(&LimitCaps::default()), host);
+        let disk = host.capped_by(&LimitCaps {
+            disk_bytes: Some(MIB),
+            disk_files: Some(u64::MAX),
+            ..LimitCaps::default()
+        });
+        assert_eq!((disk.disk_bytes, disk.disk_files), (MIB, host.disk_files));
     }
 }

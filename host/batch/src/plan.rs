@@ -965,6 +965,13 @@ pub(crate) fn pointer_to_field(root: &str, pointer: &str) -> String {
 
 /// The known name closest to `name` by edit distance, if reasonably close.
 pub(crate) fn closest<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
+    // Only a name within a third of a known one's length can be close (see
+    // the filter below); the distance is quadratic, and a name is what the
+    // caller sent, up to megabytes.
+    let longest = known.iter().map(|k| k.len()).max().unwrap_or(0);
+    if name.len() > longest + longest / 3 + 2 {
+        return None;
+    }
     let name = name.to_lowercase();
     known
         .iter()

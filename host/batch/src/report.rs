@@ -181,6 +181,7 @@ impl Report {
         steps_total: usize,
         errors: Vec<Problem>,
     ) -> Self {
+        let errors = listed(errors);
         Self {
             status: BatchStatus::Invalid,
             batch_id,
@@ -289,5 +290,88 @@ impl Report {
                 text
             }
         }
+    }
+}
+/// Most problems an invalid report lists: a request of 4 MiB can hold a
+/// hundred thousand bad references, and an answer listing each would be
+/// several times the request; the first ones say what is wrong.
+pub(crate) const MAX_LISTED_PROBLEMS: usize = 50;
+/// Longest field or message of a listed problem, in bytes: a message may
+/// quote what the caller sent (a 4 MiB verb name), and the caller has it.
+pub(crate) const MAX_PROBLEM_TEXT: usize = 1_000;
+
+/// `errors` as an invalid report lists them: at most
+/// [`MAX_LISTED_PROBLEMS`], each cut to [`MAX_PROBLEM_TEXT`], and a last
+/// one saying how many more there were.
+fn listed(mut errors: Vec<Problem>) -> Vec<Problem> {
+    let more = errors.len().saturating_sub(MAX_LISTED_PROBLEMS);
+    errors.truncate(MAX_LISTED_PROBLEMS);
+    for problem in &mut errors {
+        clip(&mut problem.field, MAX_PROBLEM_TEXT);
+        clip(&mut problem.message, MAX_PROBLEM_TEXT);
+        if let Some(label) = &mut problem.label {
+            clip(label, MAX_PROBLEM_TEXT);
+        }
+    }
+    if more > 0 {
+        errors.push(Problem {
+            step: None,
+            label: None,
+            field: "(batch)".into(),
+            message: format!(
+                "{more} more problems not listed (the first {MAX_LISTED_PROBLEMS} are); fix these and check again"
+            ),
+        });
+    }
+    errors
+}
+
+/// Cuts `text` to at most `max` bytes at a character boundary, saying so.
+pub(crate) fn clip(text: &mut String, max: usize) {
+    if text.len() <= max {
+        return;
+    }
+    let all = text.len();
+    let mut cut = max;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    text.truncate(cut);
+    text.push_str(&format!("... ({all} bytes in all)"));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_invalid_report_lists_a_bounded_number_of_short_problems() {
+        let problems: Vec<Problem> = (0..100_000)
+            .map(|i| Problem {
+                step: Some(i),
+                label: None,
+                field: format!("steps[{i}].verb"),
+                message: format!("no verb `{}`", "v".repeat(4 * 1024 * 1024 / 100_000)),
+            })
+            .chain(std::iter::once(Problem {
+                step: None,
+                label: None,
+                field: "verb".into(),
+                message: "é".repeat(3_000),
+            }))
+            .collect();
+        let report = Report::invalid("b".into(), None, 100_001, problems);
+        assert_eq!(report.errors.len(), MAX_LISTED_PROBLEMS + 1);
+        assert!(
+            report.errors[MAX_LISTED_PROBLEMS]
+                .message
+                .starts_with("99951 more problems not listed"),
+            "{}",
+            report.errors[MAX_LISTED_PROBLEMS].message
+        );
+        let mut long = "é".repeat(3_000);
+        clip(&mut long, MAX_PROBLEM_TEXT);
+        assert!(long.len() < MAX_PROBLEM_TEXT + 40, "{}", long.len());
+        assert!(long.ends_with("(6000 bytes in all)"), "{long}");
     }
 }

@@ -123,7 +123,7 @@ pub async fn run<E: Executor>(
             plugin = step.plugin.name(),
             verb = %step.verb
         );
-        let (mut report, size) = run_step(
+        let (mut report, mut size) = run_step(
             plan,
             step,
             &results,
@@ -134,6 +134,7 @@ pub async fn run<E: Executor>(
         )
         .instrument(span)
         .await;
+        size.kept = size.kept.saturating_add(text_bytes(&report));
         report_bytes = keep_within_report_cap(&mut report, size, report_bytes, opts.limits);
         if let (Some(name), StepStatus::Passed) = (&step.assign_to, &report.status) {
             check_session_vars_cap(&mut report, name, size.value, vars, opts.limits);
@@ -278,6 +279,13 @@ fn keep_within_report_cap(
     report.value = None;
     report.content.clear();
     report.input = None;
+    if !report.logs.is_empty() {
+        report.notes.push(format!(
+            "{} log lines dropped with the result",
+            report.logs.len()
+        ));
+        report.logs.clear();
+    }
     let message = format!(
         "step {} would bring the batch's results to {total} bytes, past limits.max_report_bytes = {}; \
          its result was dropped. Return less per step (a path or a summary instead of the whole data) or split the batch",
@@ -291,6 +299,17 @@ fn keep_within_report_cap(
         report.notes.push(message);
     }
     so_far
+}
+
+/// What a step's report holds besides its value, content and input: its
+/// log lines (up to `max_log_lines_per_step` of 4 KiB per run, and a step
+/// may run `max_attempts` times), notes and error message. A plugin chooses
+/// them as freely as its value, so they count against the report's limit too.
+fn text_bytes(report: &StepReport) -> u64 {
+    let logs: usize = report.logs.iter().map(|l| l.message.len()).sum();
+    let notes: usize = report.notes.iter().map(String::len).sum();
+    let error = report.error.as_ref().map_or(0, |e| e.message.len());
+    u64::try_from(logs + notes + error).unwrap_or(u64::MAX)
 }
 
 /// Applies `limits.max_session_vars_bytes` to a passed step's `assign_to`.

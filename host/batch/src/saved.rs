@@ -132,7 +132,7 @@ impl SavedBatch {
         }
         let declared = check_parameters(&definition.parameters, &mut problems);
         // What stops the schema compiling is among check_parameters' problems.
-        let validator = jsonschema::validator_for(&definition.parameters).ok();
+        let validator = stephost_contract::schema::validator_for(&definition.parameters).ok();
         check_references(&definition.steps, &declared, &mut problems);
         let batch = Value::Object(definition.batch());
         let ctx = PlanContext {
@@ -198,9 +198,11 @@ impl SavedBatch {
             }
         }
         let params = Value::Object(params);
+        // One more than a report lists, so it can say that more were found.
         let problems: Vec<Problem> = self
             .validator
             .iter_errors(&params)
+            .take(crate::report::MAX_LISTED_PROBLEMS + 1)
             .map(|e| {
                 let mut field = pointer_to_field("", &e.instance_path().to_string());
                 if let jsonschema::error::ValidationErrorKind::Required { property } = e.kind()
@@ -222,22 +224,36 @@ impl SavedBatch {
             return Ok(Value::Object(batch));
         };
         let mut problems = Vec::new();
+        // One value may go into every step: what the steps add up to is
+        // charged as it is built, against the report's limit (the report
+        // holds each resolved input), so a call can never make the host
+        // materialise more than one report's worth.
+        let mut batch_left = limits.max_report_bytes;
         for (index, step) in steps.iter_mut().enumerate() {
             let Some(input) = step.get_mut("input") else {
                 continue;
             };
             let mut meter = Meter {
-                left: limits.max_input_bytes,
+                step_left: limits.max_input_bytes,
+                batch_left,
+                step: index,
+                limits,
             };
             let mut path = String::from("input");
             if let Err((field, message)) = bind_value(input, &params, &mut meter, &mut path) {
+                let whole_batch = meter.batch_left == 0;
                 problems.push(Problem {
                     step: Some(index),
                     label: None,
                     field: join_field(&format!("steps[{index}]"), &field),
                     message,
                 });
+                if whole_batch {
+                    // Every later step would fail the same way: one problem says it.
+                    break;
+                }
             }
+            batch_left = meter.batch_left;
         }
         if problems.is_empty() {
             Ok(Value::Object(batch))
@@ -348,21 +364,39 @@ fn defaults(parameters: &Value) -> Map<String, Value> {
         .collect()
 }
 
-/// What is left of a step input's size budget as parameters are put in.
-struct Meter {
-    left: u64,
+/// What is left of the size budgets as parameters are put in: the step's
+/// input (`limits.max_input_bytes`) and the whole batch's
+/// (`limits.max_report_bytes`), both charged before a piece is copied.
+struct Meter<'a> {
+    step_left: u64,
+    batch_left: u64,
+    /// 0-based index of the step being bound.
+    step: usize,
+    limits: &'a Limits,
 }
 
-impl Meter {
+impl Meter<'_> {
     fn take(&mut self, bytes: usize) -> Result<(), String> {
         let bytes = u64::try_from(bytes).unwrap_or(u64::MAX);
-        match self.left.checked_sub(bytes) {
-            Some(left) => {
-                self.left = left;
-                Ok(())
-            }
-            None => Err("with its parameters put in, this input is past limits.max_input_bytes; pass a smaller value".into()),
-        }
+        let Some(step_left) = self.step_left.checked_sub(bytes) else {
+            return Err(format!(
+                "with its parameters put in, this input is past limits.max_input_bytes = {}; pass a smaller value",
+                self.limits.max_input_bytes
+            ));
+        };
+        let Some(batch_left) = self.batch_left.checked_sub(bytes) else {
+            self.batch_left = 0;
+            return Err(format!(
+                "with the parameters put into every step that uses them, steps 1 to {} alone \
+                 are past limits.max_report_bytes = {} (a report holds each step's input); \
+                 pass a smaller value or use it in fewer steps",
+                self.step + 1,
+                self.limits.max_report_bytes
+            ));
+        };
+        self.step_left = step_left;
+        self.batch_left = batch_left;
+        Ok(())
     }
 }
 
@@ -389,7 +423,7 @@ impl Scope for Params<'_> {
 fn bind_value(
     value: &mut Value,
     params: &Value,
-    meter: &mut Meter,
+    meter: &mut Meter<'_>,
     path: &mut String,
 ) -> Result<(), (String, String)> {
     match value {
@@ -424,7 +458,7 @@ fn bind_value(
 /// `text` with its parameter references put in, or `None` when it has none.
 /// A string that is exactly one parameter reference becomes that value; in a
 /// longer string the value is spliced as text and escaped, so it stays data.
-fn bind_string(text: &str, params: &Value, meter: &mut Meter) -> Result<Option<Value>, String> {
+fn bind_string(text: &str, params: &Value, meter: &mut Meter<'_>) -> Result<Option<Value>, String> {
     // The saved steps were planned under Reject, so the text parses.
     let template = vars::parse_template(text, UnknownPolicy::Reject).map_err(|e| e.problem())?;
     let is_param = |r: &vars::VarRef| r.target == Target::Name(PARAMS.into());
@@ -449,7 +483,26 @@ fn bind_string(text: &str, params: &Value, meter: &mut Meter) -> Result<Option<V
     };
     if let Some(r) = template.whole_ref().filter(|r| is_param(r)) {
         let mut value = value_of(r)?;
-        meter.take(value.to_string().len())?;
+        // Measured without writing it out; the depth limit holds for a
+        // parameter's value as for any input.
+        let bytes = vars::check_limits(
+            &value,
+            vars::InputLimits {
+                max_bytes: meter.step_left,
+                max_depth: meter.limits.max_input_depth,
+            },
+        )
+        .map_err(|e| match e.exceeded {
+            vars::Exceeded::Depth { max } => format!(
+                "`{}` nests arrays and objects more than {max} levels deep, past limits.max_input_depth",
+                r.source
+            ),
+            vars::Exceeded::Bytes { .. } => format!(
+                "with its parameters put in, this input is past limits.max_input_bytes = {}; pass a smaller value",
+                meter.limits.max_input_bytes
+            ),
+        })?;
+        meter.take(usize::try_from(bytes).unwrap_or(usize::MAX))?;
         escape_strings(&mut value);
         return Ok(Some(value));
     }
@@ -663,6 +716,55 @@ mod tests {
             .bind(&args(json!({"v": "a".repeat(400)})), &limits)
             .expect_err("too big");
         assert_eq!(fields(&problems), ["steps[0].input.value[2]"]);
+    }
+
+    #[test]
+    fn a_parameter_in_every_step_is_charged_once_against_the_report() {
+        let steps: Vec<Value> = (0..250)
+            .map(
+                |_| json!({"plugin": "testkit", "verb": "echo", "input": {"value": "${params.v}"}}),
+            )
+            .collect();
+        let saved = saved(
+            json!({"type": "object", "properties": {"v": {"type": "string"}}}),
+            Value::Array(steps),
+        )
+        .expect("saves");
+        let limits = Limits {
+            max_report_bytes: 10_000,
+            ..Limits::default()
+        };
+        // 250 copies of 402 bytes pass 10,000 at the 25th step: one problem
+        // there, and nothing past it was built.
+        let problems = saved
+            .bind(&args(json!({"v": "a".repeat(400)})), &limits)
+            .expect_err("too big in all");
+        assert_eq!(fields(&problems), ["steps[24].input.value"]);
+        assert!(
+            problems[0]
+                .message
+                .contains("limits.max_report_bytes = 10000"),
+            "{}",
+            problems[0].message
+        );
+        saved
+            .bind(&args(json!({"v": "a".repeat(30)})), &limits)
+            .expect("fits");
+    }
+
+    #[test]
+    fn a_parameter_schema_with_a_backtracking_pattern_is_refused() {
+        let problems = saved(
+            json!({"type": "object", "properties": {"v": {"type": "array", "items": {"type": "string", "pattern": "^(?:(?=a)(a|aa))+$"}}}}),
+            json!([{"plugin": "testkit", "verb": "echo", "input": {"value": "${params.v}"}}]),
+        )
+        .expect_err("refused");
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.field.contains("items/pattern") && p.message.contains("linear-time")),
+            "{problems:?}"
+        );
     }
 
     #[test]

@@ -89,6 +89,10 @@ pub enum Fault {
         "no plugin instance slot is free (engine.max_instances reached); retry after other sessions end"
     )]
     Busy,
+    /// No instance could be made: the tenant holds its whole share of the
+    /// instance pool. The text names the share, its config key and what frees it.
+    #[error("{0}")]
+    ShareExhausted(String),
 }
 
 impl Fault {
@@ -100,7 +104,7 @@ impl Fault {
             Fault::OutOfFuel(_) => FailureCode::OutOfFuel,
             Fault::MemoryLimit { .. } => FailureCode::MemoryLimit,
             Fault::Trap(_) => FailureCode::Trap,
-            Fault::Busy => FailureCode::Busy,
+            Fault::Busy | Fault::ShareExhausted(_) => FailureCode::Busy,
         }
     }
 }

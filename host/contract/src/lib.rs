@@ -12,6 +12,7 @@ mod failure;
 mod plugin;
 mod recovery;
 pub mod review;
+pub mod schema;
 mod version;
 
 pub use call::{CallBudget, CallOutcome, Content, Denial, Failure, Fault, LogLine, Output};

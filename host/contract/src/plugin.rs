@@ -195,8 +195,8 @@ impl PluginSpec {
         for v in raw.verbs {
             let input_schema: Value = serde_json::from_str(&v.input_schema)
                 .map_err(|e| refuse(&v.name, e.to_string()))?;
-            let validator = jsonschema::validator_for(&input_schema)
-                .map_err(|e| refuse(&v.name, e.to_string()))?;
+            let validator =
+                crate::schema::validator_for(&input_schema).map_err(|e| refuse(&v.name, e))?;
             let output_schema = if v.output_schema.trim().is_empty() {
                 None
             } else {

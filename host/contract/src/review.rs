@@ -234,10 +234,7 @@ pub fn schema_problems(schema: &Value) -> Vec<(String, String)> {
     if !found.is_empty() {
         return found;
     }
-    match jsonschema::validator_for(schema) {
-        Ok(_) => Vec::new(),
-        Err(e) => vec![(e.schema_path().to_string(), e.to_string())],
-    }
+    crate::schema::problem(schema).into_iter().collect()
 }
 
 /// What a valid input schema does that callers trip over: MCP lists a tool's

@@ -14,6 +14,11 @@ use crate::Grant;
 pub struct EngineConfig {
     /// Plugin instances that may be live at once (pooling allocator slots).
     pub max_instances: u32,
+    /// Slots of the pool one tenant's instances (and their Python evaluators)
+    /// may hold, unless its own `limits.max_instances` says otherwise.
+    /// Default: `max_instances` shared evenly among the tenants, so no tenant
+    /// at its share can take another's slots.
+    pub max_instances_per_tenant: Option<u32>,
     /// Largest linear memory any instance may reach, in MiB: the size of one pool
     /// slot. `limits.memory_mib` may be lower, never higher.
     pub max_memory_mib: u64,
@@ -31,6 +36,7 @@ impl Default for EngineConfig {
     fn default() -> Self {
         Self {
             max_instances: 1_024,
+            max_instances_per_tenant: None,
             max_memory_mib: 256,
             cache_dir: None,
             disable_cache: false,

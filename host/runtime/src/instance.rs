@@ -5,38 +5,98 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use stephost_contract::{CallBudget, CallOutcome, Failure, Fault, RawDescription};
+use stephost_contract::{CallBudget, CallOutcome, Failure, FailureCode, Fault, RawDescription};
 use tokio_util::sync::CancellationToken;
 use wasmtime::{Store, Trap, UpdateDeadline};
 
 use crate::bindings::Plugin;
-use crate::capabilities::HostState;
+use crate::capabilities::{DiskQuota, HostState};
 use crate::loaded::LoadedPlugin;
+use crate::pool::{PoolShare, SlotCharge};
 
 /// A live instance of one plugin, owned by one session.
 pub struct PluginInstance {
     store: Store<HostState>,
     bindings: Plugin,
     plugin: Arc<LoadedPlugin>,
+    /// The pool slots it holds, given back when it drops. Last, so the store
+    /// (and with it the pool's instances and the evaluator) goes first.
+    _charge: Option<SlotCharge>,
 }
 
 impl PluginInstance {
-    /// Instantiates `plugin` with a fresh store. Instantiation runs guest code, so
-    /// it is held to `budget` too.
+    /// Instantiates `plugin` with a fresh store, charged to no tenant (the
+    /// describe probe, benchmarks). Instantiation runs guest code, so it is
+    /// held to `budget` too.
     pub async fn new(
         plugin: Arc<LoadedPlugin>,
         memory_bytes: u64,
         max_logs: usize,
         budget: &CallBudget,
     ) -> Result<Self, Fault> {
-        let state = HostState::new(
+        Self::instantiate(plugin, memory_bytes, max_logs, budget, None, None).await
+    }
+
+    /// Instantiates `plugin` for a session under `limits`: when they carry a
+    /// tenant's share of the pool, its slots are taken from the share first
+    /// (the tenant's idle sessions making room), and a tenant at its share
+    /// gets [`Fault::ShareExhausted`] without anything being instantiated.
+    pub async fn for_session(
+        plugin: Arc<LoadedPlugin>,
+        limits: &InstanceLimits,
+        budget: &CallBudget,
+    ) -> Result<Self, Fault> {
+        let charge = match &limits.share {
+            Some(share) => {
+                let what = format!("an instance of `{}`", plugin.name());
+                let charge = share
+                    .charge(plugin.footprint(), &what)
+                    .map_err(|refused| Fault::ShareExhausted(refused.to_string()))?;
+                Some((share.clone(), charge))
+            }
+            None => None,
+        };
+        Self::instantiate(
+            plugin,
+            limits.memory_bytes,
+            limits.max_logs,
+            budget,
+            charge,
+            limits.disk.clone(),
+        )
+        .await
+    }
+
+    async fn instantiate(
+        plugin: Arc<LoadedPlugin>,
+        memory_bytes: u64,
+        max_logs: usize,
+        budget: &CallBudget,
+        charge: Option<(Arc<PoolShare>, SlotCharge)>,
+        disk: Option<Arc<DiskQuota>>,
+    ) -> Result<Self, Fault> {
+        let disk = disk.filter(|_| plugin.grant().folders.iter().any(|f| !f.read_only));
+        if let Some(disk) = &disk {
+            // The tenant's usage must be known before its first write is
+            // charged; its first instance that can write walks the folders.
+            let measure = async {
+                disk.measure_once().await;
+                wasmtime::Result::Ok(())
+            };
+            // The walk itself cannot fail (an unreadable folder counts as empty).
+            let _walked = within(budget, measure).await?;
+        }
+        let mut state = HostState::new(
             plugin.name_arc(),
             plugin.grant().clone(),
             plugin.allow_list().clone(),
             plugin.services().clone(),
             memory_bytes,
             max_logs,
+            disk,
         );
+        let (share, charge) = charge.unzip();
+        state.pool_share = share;
         let mut store = Store::new(plugin.engine(), state);
         store.limiter(|state| &mut state.limiter);
         store.epoch_deadline_callback(|ctx| {
@@ -54,12 +114,24 @@ impl PluginInstance {
             store,
             bindings,
             plugin,
+            _charge: charge,
         })
     }
 
     /// The plugin this is an instance of.
     pub fn plugin(&self) -> &Arc<LoadedPlugin> {
         &self.plugin
+    }
+
+    /// Its disk quota, when processes outside the sandbox may have written
+    /// to its folders: it started host-run libraries.
+    fn disk_outside_sandbox(&self) -> Option<Arc<DiskQuota>> {
+        let state = self.store.data();
+        state
+            .disk
+            .as_ref()
+            .filter(|_| state.rf_libraries.started_any())
+            .map(|disk| disk.quota.clone())
     }
 
     /// Whether this is an instance of exactly `plugin` (the same load and
@@ -78,6 +150,25 @@ impl PluginInstance {
             Err(fault) => Err(fault),
         };
         let state = self.store.data_mut();
+        let result = match (result, state.pool_refused.take()) {
+            // The plugin failed because a capability (its Python evaluator)
+            // was refused slots at the tenant's share: the step is `busy`, in
+            // the host's words, and the instance lives on.
+            (Ok(Err(failure)), Some(refused)) => {
+                let refused = refused.to_string();
+                let message = if failure.message.contains(&refused) {
+                    failure.message
+                } else {
+                    format!("{refused} (the plugin reported: {})", failure.message)
+                };
+                Ok(Err(Failure {
+                    code: FailureCode::Busy,
+                    message,
+                    ..failure
+                }))
+            }
+            (result, _) => result,
+        };
         CallOutcome {
             result: result.map_err(|fault| with_stderr(fault, &state.stderr.take())),
             logs: std::mem::take(&mut state.logs),
@@ -147,6 +238,7 @@ fn arm(store: &mut Store<HostState>, budget: &CallBudget) {
     state.deadline = budget.deadline;
     state.cancel = budget.cancel.clone();
     state.time_ran_out = false;
+    state.pool_refused = None;
     state.limiter.denied = None;
     // Fuel is only off when consumption is disabled, which the engine never does.
     let _ = store.set_fuel(budget.fuel);
@@ -212,12 +304,20 @@ fn instantiate_fault(store: &Store<HostState>, error: wasmtime::Error) -> Fault 
 }
 
 /// Limits every instance of a session is made with.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct InstanceLimits {
     /// Linear memory one instance may hold, in bytes.
     pub memory_bytes: u64,
     /// Most log lines kept per call.
     pub max_logs: usize,
+    /// The share of the instance pool the session's tenant may hold, which
+    /// every instance and Python evaluator of the session is charged to;
+    /// `None` charges nothing.
+    pub share: Option<Arc<PoolShare>>,
+    /// The disk quota of the session's tenant, which every write of its
+    /// instances in read-write granted folders is charged to; `None` charges
+    /// nothing.
+    pub disk: Option<Arc<DiskQuota>>,
 }
 
 /// A session's live instances, one per plugin, made on first use. A fault
@@ -226,9 +326,23 @@ pub struct InstanceLimits {
 #[derive(Default)]
 pub struct Instances {
     live: HashMap<String, PluginInstance>,
+    /// The processes its instances make the host run; they end when the
+    /// last instance and this are gone (after `live`, so the instances'
+    /// own library servers stop first). `None`: an account of its own per
+    /// instance.
+    processes: Option<Arc<crate::capabilities::SessionProcesses>>,
 }
 
 impl Instances {
+    /// A session's instances, whose processes are `processes`' (tagged with
+    /// the session, charged to it and its tenant, ended with it).
+    pub fn with_processes(processes: crate::capabilities::SessionProcesses) -> Self {
+        Self {
+            live: HashMap::new(),
+            processes: Some(Arc::new(processes)),
+        }
+    }
+
     /// How many instances are live.
     pub fn len(&self) -> usize {
         self.live.len()
@@ -248,13 +362,19 @@ impl Instances {
         verb: &str,
         input: &str,
         budget: &CallBudget,
-        limits: InstanceLimits,
+        limits: &InstanceLimits,
     ) -> CallOutcome {
         let instance = match self.instance_of(plugin, budget, limits).await {
             Ok(instance) => instance,
             Err(fault) => return CallOutcome::fault(fault),
         };
         let mut outcome = instance.invoke(verb, input, budget).await;
+        // Processes the host runs for the instance (RF libraries, what they
+        // start) write without passing the quota: their step is charged after
+        // the fact, so the next write of the tenant is refused when it went over.
+        if let Some(disk) = instance.disk_outside_sandbox() {
+            disk.remeasure().await;
+        }
         if outcome.result.is_err() {
             self.live.remove(plugin.name());
             outcome.instance_dropped = true;
@@ -270,7 +390,7 @@ impl Instances {
         verb: &str,
         input: &str,
         budget: &CallBudget,
-        limits: InstanceLimits,
+        limits: &InstanceLimits,
     ) -> Result<Result<(), Failure>, Fault> {
         let instance = self.instance_of(plugin, budget, limits).await?;
         let result = instance.check(verb, input, budget).await;
@@ -286,13 +406,15 @@ impl Instances {
         &mut self,
         plugin: &Arc<LoadedPlugin>,
         budget: &CallBudget,
-        limits: InstanceLimits,
+        limits: &InstanceLimits,
     ) -> Result<&mut PluginInstance, Fault> {
         let name = plugin.name();
         if !self.live.get(name).is_some_and(|i| i.is_of(plugin)) {
-            let instance =
-                PluginInstance::new(plugin.clone(), limits.memory_bytes, limits.max_logs, budget)
-                    .await?;
+            // An instance of another load goes first, so its slots are free
+            // for the one replacing it.
+            self.live.remove(name);
+            let mut instance = PluginInstance::for_session(plugin.clone(), limits, budget).await?;
+            instance.store.data_mut().processes = self.processes.clone();
             self.live.insert(name.to_owned(), instance);
         }
         self.live

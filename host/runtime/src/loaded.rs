@@ -11,6 +11,7 @@ use wasmtime::component::Component;
 use crate::bindings::PluginPre;
 use crate::capabilities::{self, AllowList, Capability, Grant, HostState, Services};
 use crate::load_error::LoadError;
+use crate::pool::Footprint;
 
 /// A plugin ready to instantiate: what it said ([`PluginSpec`], which the
 /// batch engine plans against) and how to run it (its linked component and
@@ -27,6 +28,8 @@ pub struct LoadedPlugin {
     pub(crate) imports: Arc<Vec<(String, Capability)>>,
     /// The file it was loaded from; `None` for a built-in.
     pub(crate) file: Option<Arc<ComponentFile>>,
+    /// What one instance takes from the pool (its Python evaluator apart).
+    pub(crate) footprint: Footprint,
 }
 
 /// Where a third-party component was found, for matching grants' `file`.
@@ -79,6 +82,28 @@ impl LoadedPlugin {
         &self.services
     }
 
+    /// What one instance takes from the instance pool, its Python evaluator
+    /// apart.
+    pub fn footprint(&self) -> Footprint {
+        self.footprint
+    }
+
+    /// The evaluator's footprint when this plugin imports the `python`
+    /// capability (it starts one per instance on its first expression).
+    pub fn evaluator_footprint(&self) -> Option<Footprint> {
+        self.imports
+            .iter()
+            .any(|(_, capability)| *capability == Capability::Python)
+            .then(|| self.services.python.footprint())
+            .flatten()
+    }
+
+    /// Pool slots one session's instance of this plugin may hold: its own and
+    /// its Python evaluator's.
+    pub fn slots_per_session(&self) -> u32 {
+        self.footprint.slots() + self.evaluator_footprint().map_or(0, |f| f.slots())
+    }
+
     /// The same plugin linked for `grant`: only what the grant allows is linked,
     /// and an import the grant does not cover is an error naming the grant.
     pub fn granted(&self, grant: &Grant) -> Result<LoadedPlugin, LoadError> {
@@ -116,6 +141,7 @@ impl LoadedPlugin {
             component: self.component.clone(),
             imports: self.imports.clone(),
             file: self.file.clone(),
+            footprint: self.footprint,
         })
     }
 

@@ -19,6 +19,7 @@ use crate::engine::{CompileCache, sha256_hex};
 use crate::instance::PluginInstance;
 use crate::load_error::LoadError;
 use crate::loaded::{ComponentFile, LoadedPlugin};
+use crate::pool::Footprint;
 
 /// Time and fuel allowed for a plugin's `describe` at load.
 const DESCRIBE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -204,6 +205,9 @@ impl Registry {
                 second: source_name,
             });
         }
+        let mut plugin = plugin;
+        plugin.footprint = Footprint::of_component(&bytes);
+        tracing::debug!(plugin = plugin.name(), footprint = %plugin.footprint, slots = plugin.footprint.slots(), "instance pool needs");
         let plugin = Arc::new(plugin);
         if plugin.file.is_none() {
             // describe() is the authority on a built-in's name; should it differ
@@ -512,6 +516,8 @@ impl Probe<'_> {
             component,
             imports: Arc::new(imports),
             file: None,
+            // Set from the component's bytes once it loads (`Registry::load`).
+            footprint: Footprint::MOST,
         }
     }
 }
@@ -544,6 +550,7 @@ pub(crate) async fn describe_raw(
         component: component.clone(),
         imports: Arc::new(Vec::new()),
         file: None,
+        footprint: Footprint::MOST,
     });
     let budget = CallBudget {
         deadline: Instant::now() + DESCRIBE_TIMEOUT,

@@ -10,6 +10,7 @@ use crate::capabilities::python::PythonService;
 use crate::config::{EngineConfig, PluginsConfig};
 use crate::engine::{self, CompileCache, EpochTicker};
 use crate::load_error::LoadError;
+use crate::pool::{self, Footprint};
 use crate::registry::{LoadPolicy, PluginSource, Registry};
 use crate::{BrowserConfig, DesktopConfig, embedded};
 
@@ -47,6 +48,8 @@ pub enum StartError {
 /// The engine, its ticker and the loaded plugins.
 pub struct Runtime {
     registry: Registry,
+    engine: wasmtime::Engine,
+    pool_slots: u32,
     // Kept for its Drop: the ticker stops with the runtime.
     _ticker: EpochTicker,
 }
@@ -68,6 +71,7 @@ impl Runtime {
             python,
         ));
         services.python.warm();
+        let pool_slots = config.engine.max_instances;
         let mut registry = Registry::new(
             &engine,
             cache,
@@ -89,8 +93,26 @@ impl Runtime {
         }
         Ok(Self {
             registry,
+            engine,
+            pool_slots,
             _ticker: ticker,
         })
+    }
+
+    /// What the instance pool holds in use now, read from the allocator.
+    pub fn pool_in_use(&self) -> Footprint {
+        pool::in_use(&self.engine)
+    }
+
+    /// The instance pool's totals: `engine.max_instances` slots.
+    pub fn pool_size(&self) -> Footprint {
+        Footprint::of_slots(self.pool_slots)
+    }
+
+    /// What one Python evaluator takes from the pool; `None` for a host built
+    /// without it.
+    pub fn evaluator_footprint(&self) -> Option<Footprint> {
+        self.registry.services().python.footprint()
     }
 
     /// Refuses every plugin `addr`, an address of the host itself (its MCP

@@ -51,6 +51,10 @@ pub struct SavedBatchesConfig {
     pub max_per_tenant: usize,
     /// Largest saved batch, as JSON text in bytes.
     pub max_bytes: usize,
+    /// What one tenant's saved batches may add to its `tools/list` in all,
+    /// in bytes: each tool's name, description and schemas as JSON. Checked
+    /// at `save_batch`, and when a tenant's file is loaded.
+    pub max_list_bytes: usize,
 }
 
 impl Default for SavedBatchesConfig {
@@ -60,6 +64,7 @@ impl Default for SavedBatchesConfig {
             dir: None,
             max_per_tenant: 100,
             max_bytes: 256 * 1024,
+            max_list_bytes: 1024 * 1024,
         }
     }
 }
@@ -105,6 +110,12 @@ pub struct HttpLimits {
     /// Largest request body (one JSON-RPC message), in bytes; also the longest
     /// line the stdio front reads.
     pub max_body_bytes: usize,
+    /// What the requests of one tenant in flight may cost once parsed: each
+    /// JSON body is charged its bytes plus an estimate of what its values
+    /// take in memory, from headers read to answer sent; past it, 503.
+    pub max_inflight_bytes_per_tenant: u64,
+    /// The same, over all tenants together.
+    pub max_inflight_bytes: u64,
 }
 
 impl Default for HttpLimits {
@@ -115,6 +126,8 @@ impl Default for HttpLimits {
             max_connections: 1_024,
             max_connections_per_peer: 256,
             max_body_bytes: 4 * MIB as usize,
+            max_inflight_bytes_per_tenant: 256 * MIB,
+            max_inflight_bytes: 1024 * MIB,
         }
     }
 }
@@ -161,6 +174,13 @@ pub struct SessionsConfig {
     /// applies). Stateless clients that never pass the id back leave nothing
     /// behind for long.
     pub unclaimed_idle_timeout_s: u64,
+    /// Most live processes one session may have: the RF library servers the
+    /// host runs for it (two processes each, a supervisor and the library),
+    /// and everything those start (`Start Process`, a browser and its
+    /// driver), counted before each one the host or a library starts.
+    pub max_processes_per_session: usize,
+    /// Most live processes of all of one tenant's sessions together.
+    pub max_processes_per_tenant: usize,
 }
 
 impl Default for SessionsConfig {
@@ -170,6 +190,8 @@ impl Default for SessionsConfig {
             max_sessions: 1_000,
             max_sessions_per_tenant: None,
             unclaimed_idle_timeout_s: 60,
+            max_processes_per_session: stephost_runtime::ProcessCaps::default().per_session,
+            max_processes_per_tenant: stephost_runtime::ProcessCaps::default().per_tenant,
         }
     }
 }
@@ -201,6 +223,10 @@ pub struct McpConfig {
     /// model to read; the structured content has the JSON) or `json` (the
     /// structured JSON as text, for clients written to parse the text).
     pub result_text: ResultText,
+    /// `tools/list` requests one tenant may make a minute; a second's worth
+    /// are answered at once, the rest wait their turn, and one that would
+    /// wait more than 10 s is refused.
+    pub tool_lists_per_minute: u32,
 }
 
 /// The form of a tool result's text content.
@@ -223,6 +249,7 @@ impl Default for McpConfig {
             allowed_hosts: Vec::new(),
             allowed_origins: Vec::new(),
             result_text: ResultText::default(),
+            tool_lists_per_minute: 600,
         }
     }
 }
@@ -317,6 +344,17 @@ impl Config {
             return invalid(
                 "engine.max_instances",
                 format!("must be between 1 and 30000, got {}", e.max_instances),
+            );
+        }
+        if let Some(n) = e.max_instances_per_tenant
+            && (n == 0 || n > e.max_instances)
+        {
+            return invalid(
+                "engine.max_instances_per_tenant",
+                format!(
+                    "must be between 1 and engine.max_instances ({}), got {n}",
+                    e.max_instances
+                ),
             );
         }
         if !(100..=100_000).contains(&e.epoch_tick_us) {
@@ -451,6 +489,18 @@ impl Config {
                 format!("must be between 1024 and 16777216, got {}", saved.max_bytes),
             );
         }
+        if !(1024..=64 * MIB as usize).contains(&saved.max_list_bytes) {
+            return invalid(
+                "saved_batches.max_list_bytes",
+                format!(
+                    "must be between 1024 and 67108864, got {}",
+                    saved.max_list_bytes
+                ),
+            );
+        }
+        if self.mcp.tool_lists_per_minute == 0 {
+            return invalid("mcp.tool_lists_per_minute", "must be at least 1".into());
+        }
         if let Some(n) = sessions.max_sessions_per_tenant
             && (n == 0 || n > sessions.max_sessions)
         {
@@ -461,6 +511,21 @@ impl Config {
                     sessions.max_sessions
                 ),
             );
+        }
+        // A library server alone is two processes.
+        for (field, n) in [
+            (
+                "sessions.max_processes_per_session",
+                sessions.max_processes_per_session,
+            ),
+            (
+                "sessions.max_processes_per_tenant",
+                sessions.max_processes_per_tenant,
+            ),
+        ] {
+            if !(2..=100_000).contains(&n) {
+                return invalid(field, format!("must be between 2 and 100000, got {n}"));
+            }
         }
         if sessions.idle_timeout_s == 0 || sessions.unclaimed_idle_timeout_s == 0 {
             return invalid(
@@ -491,6 +556,21 @@ impl Config {
             return invalid(
                 "server.http.max_body_bytes",
                 format!("must be at least 1024, got {}", http.max_body_bytes),
+            );
+        }
+        // A budget below one largest body would refuse every large request;
+        // one above the host's could never be reached.
+        if http.max_inflight_bytes_per_tenant < http.max_body_bytes as u64
+            || http.max_inflight_bytes_per_tenant > http.max_inflight_bytes
+        {
+            return invalid(
+                "server.http.max_inflight_bytes_per_tenant",
+                format!(
+                    "must be between server.http.max_body_bytes ({}) and server.http.max_inflight_bytes ({}), got {}",
+                    http.max_body_bytes,
+                    http.max_inflight_bytes,
+                    http.max_inflight_bytes_per_tenant
+                ),
             );
         }
         Ok(())
@@ -651,5 +731,26 @@ mod tests {
         let config = Config::parse("[limits]\nmax_input_bytes = 1\nmax_input_depth = 1024\n")
             .expect("the edges are valid");
         assert_eq!(config.limits.max_input_bytes, 1);
+    }
+
+    #[test]
+    fn process_caps_are_range_checked() {
+        for (text, field) in [
+            (
+                "max_processes_per_session = 1",
+                "sessions.max_processes_per_session",
+            ),
+            (
+                "max_processes_per_tenant = 0",
+                "sessions.max_processes_per_tenant",
+            ),
+        ] {
+            let err = Config::parse(&format!("[sessions]\n{text}\n")).expect_err(text);
+            assert!(err.to_string().contains(field), "{text}: {err}");
+        }
+        let config = Config::parse("[sessions]\nmax_processes_per_session = 2\n")
+            .expect("the edge is valid");
+        assert_eq!(config.sessions.max_processes_per_session, 2);
+        assert_eq!(config.sessions.max_processes_per_tenant, 256);
     }
 }

@@ -18,7 +18,7 @@ use tracing::Instrument as _;
 use crate::config::Config;
 use crate::session::{Session, SessionError, SessionRef, SessionTimeouts, Sessions};
 use crate::tenancy::metrics::Gauge;
-use crate::tenancy::{Metrics, ServerQuota, Tenant, Tenants, TenantsFile};
+use crate::tenancy::{Admission, Metrics, ServerQuota, Tenant, Tenants, TenantsFile};
 
 /// A running host. Cheap to clone.
 #[derive(Clone)]
@@ -56,6 +56,9 @@ pub struct BatchOptions<'a> {
     pub cancel: CancellationToken,
     /// How unknown `${...}` references are treated.
     pub policy: UnknownPolicy,
+    /// The tenant's admission, when the caller took it before doing work of
+    /// its own for the request ([`Host::admit`]); `None` admits here.
+    pub admission: Option<&'a Admission>,
 }
 
 impl Default for BatchOptions<'_> {
@@ -66,6 +69,7 @@ impl Default for BatchOptions<'_> {
             observer: &NoObserver,
             cancel: CancellationToken::new(),
             policy: UnknownPolicy::Reject,
+            admission: None,
         }
     }
 }
@@ -115,7 +119,11 @@ impl Host {
             },
             config.sessions.max_sessions,
             &config.server.instance_name(),
-        );
+        )
+        .with_process_caps(stephost_runtime::ProcessCaps {
+            per_session: config.sessions.max_processes_per_session,
+            per_tenant: config.sessions.max_processes_per_tenant,
+        });
         let saved_dir = config.saved_batches_dir();
         if config.saved_batches.enabled && saved_dir.is_none() {
             tracing::warn!(
@@ -138,7 +146,22 @@ impl Host {
             }),
         };
         host.spawn_reaper();
+        host.reclaim_slots_from_idle_sessions();
         Ok(host)
+    }
+
+    /// Lets a tenant at its share of the instance pool free its own least
+    /// recently used unclaimed idle session before it is refused, as a tenant
+    /// at its session cap does.
+    fn reclaim_slots_from_idle_sessions(&self) {
+        for tenant in self.inner.tenants.all() {
+            let weak = Arc::downgrade(&self.inner);
+            let id = tenant.id().to_owned();
+            tenant.slots().set_reclaim(move || {
+                weak.upgrade()
+                    .is_some_and(|inner| inner.sessions.drop_idle_unclaimed(&id))
+            });
+        }
     }
 
     /// Drops idle sessions in the background for as long as the host lives.
@@ -237,6 +260,51 @@ impl Host {
         self.inner.draining.load(Ordering::SeqCst)
     }
 
+    /// Admits one request of `tenant`: the tenant's and the server's
+    /// concurrency and the tenant's rate, or the error that refuses it.
+    ///
+    /// Every front takes this before it does any work that depends on the
+    /// request (mapping a tool's arguments, binding a saved batch's
+    /// parameters, validating them against a schema, planning, rendering a
+    /// plan, a trace or output.xml) and holds it until its answer is built,
+    /// so whatever one request makes the host compute or hold happens within
+    /// the tenant's `limits.max_concurrent_batches` and is bounded by the
+    /// per-request limits; a front that forgets it is admitted by
+    /// [`Host::run_batch`] itself.
+    ///
+    /// # Errors
+    /// The rejection as a step error (`busy`, `rate-limited` or
+    /// `shutting-down`), naming the limit and its value.
+    pub fn admit(&self, tenant: &Tenant) -> Result<Admission, StepError> {
+        if self.is_draining() {
+            return Err(StepError {
+                code: FailureCode::ShuttingDown,
+                message: "this instance is shutting down and takes no new batches; retry in a few seconds (another instance will answer)".to_owned(),
+                input_fired: false,
+                details: None,
+            });
+        }
+        tenant
+            .quota()
+            .admit(&self.inner.server_quota)
+            .map_err(|rejection| {
+                self.inner.metrics.inc(
+                    "stephost_rejections_total",
+                    vec![
+                        ("tenant", tenant.id().to_owned()),
+                        ("limit", rejection.limit_key().to_owned()),
+                    ],
+                    1,
+                );
+                StepError {
+                    code: FailureCode::from_text(rejection.code()),
+                    message: rejection.to_string(),
+                    input_fired: false,
+                    details: Some(serde_json::json!({"limit": rejection.limit_key()})),
+                }
+            })
+    }
+
     /// Validates and runs a generic batch (`{"steps": [...], ...}`) and reports.
     /// Never fails: problems are in the report (`status: invalid` or `rejected`).
     pub async fn run_batch(&self, request: &Value, opts: BatchOptions<'_>) -> Report {
@@ -303,42 +371,12 @@ impl Host {
             .get("steps")
             .and_then(Value::as_array)
             .map_or(0, Vec::len);
-        if self.is_draining() {
-            return Report::rejected(
-                batch_id,
-                session_id,
-                steps_total,
-                StepError {
-                    code: FailureCode::ShuttingDown,
-                    message: "this instance is shutting down and takes no new batches; retry in a few seconds (another instance will answer)".to_owned(),
-                    input_fired: false,
-                    details: None,
-                },
-            );
-        }
-        let _admission = match tenant.quota().admit(&self.inner.server_quota) {
-            Ok(admission) => admission,
-            Err(rejection) => {
-                self.inner.metrics.inc(
-                    "stephost_rejections_total",
-                    vec![
-                        ("tenant", tenant.id().to_owned()),
-                        ("limit", rejection.limit_key().to_owned()),
-                    ],
-                    1,
-                );
-                return Report::rejected(
-                    batch_id,
-                    session_id,
-                    steps_total,
-                    StepError {
-                        code: FailureCode::from_text(rejection.code()),
-                        message: rejection.to_string(),
-                        input_fired: false,
-                        details: Some(serde_json::json!({"limit": rejection.limit_key()})),
-                    },
-                );
-            }
+        let _admission = match opts.admission {
+            Some(_) => None,
+            None => match self.admit(tenant) {
+                Ok(admission) => Some(admission),
+                Err(error) => return Report::rejected(batch_id, session_id, steps_total, error),
+            },
         };
         let session = match self.inner.sessions.get_or_create(
             tenant.id(),
@@ -408,6 +446,8 @@ impl Host {
             limits: InstanceLimits {
                 memory_bytes: limits.memory_bytes(),
                 max_logs: limits.max_log_lines_per_step,
+                share: Some(tenant.slots().clone()),
+                disk: Some(tenant.disk().clone()),
             },
         };
         // Whatever the plugins can refuse from the input alone refuses the
@@ -463,6 +503,45 @@ impl Host {
                 help: "Live plugin instances (as of each session's last batch), by tenant.",
                 labels: vec![("tenant", tenant.id().to_owned())],
                 value: instances as f64,
+            });
+            gauges.push(Gauge {
+                name: "stephost_instance_slots_in_use",
+                help: "Instance-pool slots held by the tenant's plugin instances and Python evaluators, by tenant.",
+                labels: vec![("tenant", tenant.id().to_owned())],
+                value: f64::from(tenant.slots().in_use()),
+            });
+            gauges.push(Gauge {
+                name: "stephost_instance_slots_share",
+                help: "Instance-pool slots the tenant may hold (limits.max_instances, else engine.max_instances_per_tenant), by tenant.",
+                labels: vec![("tenant", tenant.id().to_owned())],
+                value: f64::from(tenant.slots().limit()),
+            });
+        }
+        // The allocator's own counts, in each of the totals it keeps.
+        let live = self.inner.runtime.pool_in_use();
+        let size = self.inner.runtime.pool_size();
+        for (resource, live, size) in [
+            (
+                "component_instances",
+                live.component_instances,
+                size.component_instances,
+            ),
+            ("core_instances", live.core_instances, size.core_instances),
+            ("memories", live.memories, size.memories),
+            ("tables", live.tables, size.tables),
+            ("stacks", live.stacks, size.stacks),
+        ] {
+            gauges.push(Gauge {
+                name: "stephost_pool_live",
+                help: "What the pooling allocator holds in use, by resource.",
+                labels: vec![("resource", resource.to_owned())],
+                value: f64::from(live),
+            });
+            gauges.push(Gauge {
+                name: "stephost_pool_size",
+                help: "The pooling allocator's totals (engine.max_instances slots), by resource.",
+                labels: vec![("resource", resource.to_owned())],
+                value: f64::from(size),
             });
         }
         gauges.sort_by_key(|g| g.name);
@@ -538,7 +617,7 @@ impl Executor for SessionExecutor<'_> {
             )));
         };
         self.instances
-            .call(loaded, verb, input, budget, self.limits)
+            .call(loaded, verb, input, budget, &self.limits)
             .await
     }
 
@@ -557,7 +636,7 @@ impl Executor for SessionExecutor<'_> {
         };
         match self
             .instances
-            .check(loaded, verb, input, budget, self.limits)
+            .check(loaded, verb, input, budget, &self.limits)
             .await
         {
             Ok(Ok(())) => Ok(()),

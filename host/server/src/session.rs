@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use stephost_batch::Vars;
-use stephost_runtime::Instances;
+use stephost_runtime::{Instances, ProcessCaps, TenantProcesses};
 
 /// What a session holds. A batch locks it for its whole run, so batches in one
 /// session run one after another and never see half of another's changes.
@@ -221,6 +221,10 @@ pub struct Sessions {
     max: usize,
     instance: String,
     boot: String,
+    /// Each tenant's account of live processes, which its sessions' processes
+    /// are charged to.
+    processes: Mutex<HashMap<String, TenantProcesses>>,
+    process_caps: ProcessCaps,
 }
 
 impl Sessions {
@@ -233,6 +237,26 @@ impl Sessions {
             max,
             instance: instance.to_owned(),
             boot: boot[..BOOT_LEN].to_owned(),
+            processes: Mutex::new(HashMap::new()),
+            process_caps: ProcessCaps::default(),
+        }
+    }
+
+    /// With these caps on the live processes of a session and of a tenant.
+    pub fn with_process_caps(mut self, caps: ProcessCaps) -> Self {
+        self.process_caps = caps;
+        self
+    }
+
+    /// A new session's state, its processes charged to `tenant`'s account.
+    fn new_state(&self, tenant: &str) -> SessionState {
+        let mut accounts = self.processes.lock().unwrap_or_else(|e| e.into_inner());
+        let account = accounts
+            .entry(tenant.to_owned())
+            .or_insert_with(|| TenantProcesses::new(tenant, self.process_caps));
+        SessionState {
+            vars: Vars::default(),
+            instances: Instances::with_processes(account.session()),
         }
     }
 
@@ -327,7 +351,7 @@ impl Sessions {
         let session = Arc::new(Session {
             id,
             tenant: tenant.to_owned(),
-            state: tokio::sync::Mutex::new(SessionState::default()),
+            state: tokio::sync::Mutex::new(self.new_state(tenant)),
             last_used: Mutex::new(Instant::now()),
             lifetime: AtomicU8::new(lifetime as u8),
             instances: AtomicUsize::new(0),
@@ -407,6 +431,37 @@ impl Sessions {
             keep
         });
         before - map.len()
+    }
+
+    /// Drops `tenant`'s least recently used unclaimed session that holds
+    /// plugin instances and that nothing uses, so its instances give their
+    /// pool slots back: what a tenant at its share of the instance pool does
+    /// before it is refused. Whether one went.
+    pub fn drop_idle_unclaimed(&self, tenant: &str) -> bool {
+        let dropped = {
+            let mut map = self.map.lock().unwrap_or_else(|e| e.into_inner());
+            let victim = map
+                .iter()
+                .filter(|((t, _), s)| {
+                    t == tenant
+                        && s.lifetime() == Lifetime::Unclaimed
+                        && s.instance_count() > 0
+                        && s.unused()
+                })
+                .max_by_key(|(_, s)| s.idle_for())
+                .map(|(key, _)| key.clone());
+            victim.and_then(|key| map.remove_entry(&key))
+        };
+        // Dropped here, not under the table's lock: its instances' stores,
+        // browser sessions and library processes go with it.
+        match dropped {
+            Some(((tenant, id), session)) => {
+                tracing::info!(%tenant, session = %id, "dropping an unclaimed session to free instance-pool slots");
+                drop(session);
+                true
+            }
+            None => false,
+        }
     }
 
     /// How often [`Sessions::reap`] should run.

@@ -1,10 +1,17 @@
 //! Traces kept for `resources/read`: per tenant, for a bounded time and size,
 //! so a batch's trace can be fetched after the call that made it and no
 //! tenant can read another's or fill the host's memory with them.
+//!
+//! A page is kept as the buffer it was built in (no copy), and a page larger
+//! than a tenant's whole allowance is not built at all ([`Traces::build`]).
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use stephost_batch::trace::{MAX_PAGE_BYTES, TooLarge, trace_page};
+use stephost_batch::{Limits, Report};
 
 /// The URI scheme and path every trace is named under.
 pub const TRACE_PREFIX: &str = "stephost://traces/";
@@ -13,13 +20,15 @@ pub const TRACE_PREFIX: &str = "stephost://traces/";
 const KEEP_FOR: Duration = Duration::from_secs(3600);
 /// The most traces kept per tenant (the oldest go first).
 const MAX_PER_TENANT: usize = 64;
-/// The most trace bytes kept per tenant (the oldest go first).
-const MAX_BYTES_PER_TENANT: usize = 64 * 1024 * 1024;
+/// The most trace bytes kept per tenant (the oldest go first); no page
+/// larger than this is built.
+const MAX_BYTES_PER_TENANT: usize = MAX_PAGE_BYTES;
 
 /// One kept trace.
 struct Kept {
     batch_id: String,
-    html: Arc<str>,
+    /// The page as it was built: an `Arc<str>` would copy it.
+    html: Arc<String>,
     at: Instant,
 }
 
@@ -39,6 +48,28 @@ pub struct TraceEntry {
 }
 
 impl Traces {
+    /// Builds the trace of `report` (the run of `request` under `limits`)
+    /// and keeps it as `tenant`'s; returns its URI and size. A page larger
+    /// than a tenant's whole allowance is counted (up to that size), not
+    /// built.
+    ///
+    /// # Errors
+    /// [`TooLarge`] when it was not built.
+    pub fn build(
+        &self,
+        tenant: &str,
+        request: &Value,
+        report: &Report,
+        limits: &Limits,
+    ) -> Result<(String, usize), TooLarge> {
+        let html = trace_page(request, report, limits, MAX_BYTES_PER_TENANT)?;
+        let bytes = html.len();
+        let uri = self.put(tenant, &report.batch_id, html).ok_or(TooLarge {
+            max: MAX_BYTES_PER_TENANT,
+        })?;
+        Ok((uri, bytes))
+    }
+
     /// Keeps `html` as `tenant`'s trace of `batch_id`; returns its URI. A
     /// trace larger than a tenant's whole allowance is not kept (`None`).
     pub fn put(&self, tenant: &str, batch_id: &str, html: String) -> Option<String> {
@@ -53,7 +84,7 @@ impl Traces {
         expire(kept);
         kept.push_back(Kept {
             batch_id: batch_id.to_owned(),
-            html: Arc::from(html),
+            html: Arc::new(html),
             at: Instant::now(),
         });
         let mut bytes: usize = kept.iter().map(|k| k.html.len()).sum();
@@ -67,7 +98,7 @@ impl Traces {
     }
 
     /// `tenant`'s trace at `uri`, if it is still kept.
-    pub fn get(&self, tenant: &str, uri: &str) -> Option<Arc<str>> {
+    pub fn get(&self, tenant: &str, uri: &str) -> Option<Arc<String>> {
         let batch_id = uri.strip_prefix(TRACE_PREFIX)?;
         let mut all = self
             .by_tenant
@@ -114,7 +145,10 @@ mod tests {
         let traces = Traces::default();
         let uri = traces.put("a", "b-1", "<p>one</p>".into()).expect("kept");
         assert_eq!(uri, "stephost://traces/b-1");
-        assert_eq!(traces.get("a", &uri).as_deref(), Some("<p>one</p>"));
+        assert_eq!(
+            traces.get("a", &uri).as_deref().map(String::as_str),
+            Some("<p>one</p>")
+        );
         assert_eq!(traces.get("b", &uri), None, "another tenant reads nothing");
         assert_eq!(traces.get("a", "stephost://traces/b-2"), None);
         for n in 0..MAX_PER_TENANT + 5 {
@@ -126,5 +160,59 @@ mod tests {
             traces.put("a", "huge", "x".repeat(MAX_BYTES_PER_TENANT + 1)),
             None
         );
+    }
+
+    #[test]
+    fn a_page_past_the_allowance_is_not_built() {
+        let traces = Traces::default();
+        // 9 MiB of quotes is 18 MiB as JSON and 63 MiB on the page, once as
+        // the input and once as the value.
+        let quotes = "\"".repeat(9 * 1024 * 1024);
+        let step = stephost_batch::StepReport {
+            index: 0,
+            label: None,
+            plugin: "testkit".into(),
+            verb: "echo".into(),
+            status: stephost_batch::StepStatus::Passed,
+            attempts: 1,
+            time_ms: 1.0,
+            input: Some(serde_json::json!({"value": quotes})),
+            value: Some(Value::String(quotes)),
+            error: None,
+            content: Vec::new(),
+            logs: Vec::new(),
+            recovery: Vec::new(),
+            notes: Vec::new(),
+        };
+        let report = Report {
+            steps: vec![step],
+            time_ms: 1.0,
+            ..Report::invalid("b-big".into(), None, 1, Vec::new())
+        };
+        let refused = traces
+            .build(
+                "a",
+                &serde_json::json!({"steps": [{}]}),
+                &report,
+                &Limits::default(),
+            )
+            .expect_err("not built");
+        assert_eq!(refused.max, MAX_BYTES_PER_TENANT);
+        assert!(traces.list("a").is_empty());
+
+        let small = Report {
+            time_ms: 1.0,
+            ..Report::invalid("b-small".into(), None, 0, Vec::new())
+        };
+        let (uri, bytes) = traces
+            .build(
+                "a",
+                &serde_json::json!({"steps": []}),
+                &small,
+                &Limits::default(),
+            )
+            .expect("built");
+        assert_eq!(uri, "stephost://traces/b-small");
+        assert_eq!(traces.get("a", &uri).map(|html| html.len()), Some(bytes));
     }
 }

@@ -1517,7 +1517,10 @@ that fails again can be resumed the same way."
         let Some(entry) = entry else {
             let mut out = render_rf(report, &[], true, &[]);
             if let Some(obj) = out.as_object_mut() {
-                obj.insert("resumed_from".into(), json!(id));
+                // Not one of ours, so possibly anything the caller sent.
+                let mut shown = id.to_owned();
+                crate::report::clip(&mut shown, 128);
+                obj.insert("resumed_from".into(), json!(shown));
             }
             return out;
         };

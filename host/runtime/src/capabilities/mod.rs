@@ -9,11 +9,14 @@
 //! does not load.
 
 pub(crate) mod desktop;
+pub(crate) mod disk_quota;
 pub(crate) mod folders;
 pub(crate) mod http;
 mod limiter;
 mod log;
+pub(crate) mod processes;
 pub(crate) mod python;
+mod quota_fs;
 pub(crate) mod rf_library;
 mod stderr;
 pub(crate) mod webdriver;
@@ -28,9 +31,11 @@ use wasmtime::component::{HasSelf, Linker, ResourceTable};
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
+pub use self::disk_quota::{DiskLimits, DiskQuota, DiskUsage, QuotaExceeded};
 pub use self::folders::{FolderError, FolderGrant};
 pub use self::http::BadPattern;
 pub(crate) use self::http::{AllowList, HostPattern, HttpGate};
+pub use self::processes::{ProcessCaps, SessionProcesses, TenantProcesses};
 pub use self::rf_library::RfLibrariesGrant;
 
 pub(crate) use limiter::MemoryLimiter;
@@ -327,6 +332,20 @@ pub(crate) struct HostState {
     pub(crate) rf_libraries: rf_library::InstanceServers,
     /// This instance's Python interpreter, once it evaluated something.
     pub(crate) python: python::InstancePython,
+    /// The share of the instance pool this instance is charged to (its
+    /// session's tenant's), which its Python evaluator is charged to too;
+    /// `None` for the describe probe.
+    pub(crate) pool_share: Option<std::sync::Arc<crate::pool::PoolShare>>,
+    /// Set when a capability of the call in progress was refused pool slots
+    /// because the tenant is at its share: a failure then is the step's `busy`.
+    pub(crate) pool_refused: Option<crate::pool::ShareFull>,
+    /// The disk quota its writes in read-write granted folders are charged to
+    /// (its session's tenant's); `None` charges nothing.
+    pub(crate) disk: Option<std::sync::Arc<disk_quota::InstanceDisk>>,
+    /// The session's processes, which every process this instance makes the
+    /// host run is tagged with and charged to ([`processes`]); set by the
+    /// session's `Instances`, else made on first use.
+    pub(crate) processes: Option<std::sync::Arc<SessionProcesses>>,
 }
 
 impl HostState {
@@ -338,6 +357,7 @@ impl HostState {
         services: std::sync::Arc<Services>,
         memory_bytes: u64,
         max_logs: usize,
+        disk: Option<std::sync::Arc<DiskQuota>>,
     ) -> Self {
         let stderr = StderrTail::new(8 * 1024);
         let mut builder = WasiCtxBuilder::new();
@@ -346,6 +366,9 @@ impl HostState {
             .allow_udp(false)
             .allow_ip_name_lookup(false)
             .stderr(stderr.clone());
+        let disk = disk
+            .filter(|_| grant.folders.iter().any(|f| !f.read_only))
+            .map(|quota| std::sync::Arc::new(disk_quota::InstanceDisk::new(quota)));
         // The one folder a plugin may see: its browser's downloads, read-only.
         let mut webdriver = webdriver::InstanceSession::new(grant.webdriver);
         webdriver.preopen(&mut builder);
@@ -370,7 +393,19 @@ impl HostState {
             webdriver,
             rf_libraries: rf_library::InstanceServers::default(),
             python: python::InstancePython::default(),
+            pool_share: None,
+            pool_refused: None,
+            disk,
+            processes: None,
         }
+    }
+
+    /// The session's processes; an instance outside a session gets an
+    /// account of its own.
+    pub(crate) fn session_processes(&mut self) -> std::sync::Arc<SessionProcesses> {
+        self.processes
+            .get_or_insert_with(|| std::sync::Arc::new(SessionProcesses::standalone()))
+            .clone()
     }
 }
 
@@ -379,6 +414,33 @@ impl WasiView for HostState {
         WasiCtxView {
             ctx: &mut self.wasi,
             table: &mut self.table,
+        }
+    }
+}
+
+impl HostState {
+    /// `wasi:filesystem/types` as this instance gets it: charged to its disk
+    /// quota.
+    fn quota_fs(&mut self) -> quota_fs::QuotaFsView<'_> {
+        quota_fs::QuotaFsView {
+            inner: wasmtime_wasi::filesystem::WasiFilesystemCtxView {
+                ctx: self.wasi.filesystem(),
+                table: &mut self.table,
+            },
+            quota: self.disk.as_ref(),
+        }
+    }
+
+    /// `wasi:cli/environment` as this instance gets it: the context's (empty)
+    /// environment, plus its disk quota in the host's words when it has one
+    /// ([`disk_quota::ENV`], [`disk_quota::ENV_REFUSALS`]).
+    fn environment(&mut self) -> quota_fs::QuotaEnvView<'_> {
+        quota_fs::QuotaEnvView {
+            cli: wasmtime_wasi::cli::WasiCliCtxView {
+                ctx: self.wasi.cli(),
+                table: &mut self.table,
+            },
+            disk: self.disk.as_deref(),
         }
     }
 }
@@ -398,6 +460,19 @@ impl WasiHttpView for HostState {
 fn base_linker(engine: &Engine, contract: ContractVersion) -> wasmtime::Result<Linker<HostState>> {
     let mut linker = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+    // wasi:filesystem/types and wasi:cli/environment again, over
+    // wasmtime-wasi's: the same functions, with writes charged to the
+    // instance's disk quota first, and that quota in the environment.
+    linker.allow_shadowing(true);
+    wasmtime_wasi::p2::bindings::filesystem::types::add_to_linker::<HostState, quota_fs::QuotaFs>(
+        &mut linker,
+        HostState::quota_fs,
+    )?;
+    wasmtime_wasi::p2::bindings::cli::environment::add_to_linker::<HostState, quota_fs::QuotaEnv>(
+        &mut linker,
+        HostState::environment,
+    )?;
+    linker.allow_shadowing(false);
     match contract {
         ContractVersion::V0_1 => bindings::v0_1::stephost::plugin::log::add_to_linker::<
             HostState,

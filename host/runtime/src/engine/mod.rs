@@ -19,10 +19,7 @@ use std::time::Duration;
 use wasmtime::{Config as WasmConfig, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 use crate::config::EngineConfig;
-
-/// Core wasm instances one component instance takes: a Rust wasip2 component is
-/// its main module plus shim and fixup modules (measured: about 3).
-const CORE_INSTANCES_PER_COMPONENT: u32 = 4;
+use crate::pool::Footprint;
 
 /// Guard region after each linear memory. Bounds checks are explicit (the
 /// reservation equals the memory limit), so the guard only needs to catch small
@@ -34,14 +31,20 @@ pub(crate) fn build_engine(settings: &EngineConfig) -> wasmtime::Result<Engine> 
     let max_memory = settings.max_memory_mib * 1024 * 1024;
     let mut pool = PoolingAllocationConfig::default();
     let instances = settings.max_instances;
-    pool.total_component_instances(instances)
-        .total_core_instances(instances.saturating_mul(CORE_INSTANCES_PER_COMPONENT))
-        .total_memories(instances.saturating_mul(2))
-        .total_tables(instances.saturating_mul(CORE_INSTANCES_PER_COMPONENT))
-        .total_stacks(instances)
-        .max_memories_per_component(4)
-        .max_tables_per_component(8)
-        .max_core_instances_per_component(32)
+    // Every total is `max_instances` slots of `Footprint::SLOT`: instances are
+    // charged to tenants in those slots (`pool.rs`), so shares that add up to
+    // `max_instances` fit in every total (stacks too: each store keeps one),
+    // not only in component instances.
+    let totals = Footprint::of_slots(instances);
+    let most = Footprint::MOST;
+    pool.total_component_instances(totals.component_instances)
+        .total_core_instances(totals.core_instances)
+        .total_memories(totals.memories)
+        .total_tables(totals.tables)
+        .total_stacks(totals.stacks)
+        .max_memories_per_component(most.memories)
+        .max_tables_per_component(most.tables)
+        .max_core_instances_per_component(most.core_instances)
         .max_memory_size(usize::try_from(max_memory).unwrap_or(usize::MAX))
         .max_component_instance_size(1 << 20)
         .table_elements(100_000)

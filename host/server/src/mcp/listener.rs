@@ -623,6 +623,316 @@ impl Throttle {
     }
 }
 
+/// What one JSON value costs the host once parsed, beyond the body's own
+/// bytes, by the token that starts it (outside strings).
+///
+/// Measured on 2026-12-07 with serde_json 1.0.154 (glibc malloc), resident-set
+/// growth of one parse of a 3 MB body: `["a","a",…]` 51.5 B per value,
+/// `[0,0,…]` 33 B, `[[[0]]]` 110 B per `[`, `[{"a":0},…]` 680 B per object (a
+/// one-entry `BTreeMap` takes a whole leaf node), an object with many keys
+/// 51 B per entry, one long string nothing beyond its bytes. But a request
+/// is held more than once (rmcp's message, the tool's arguments, the batch's
+/// step input, its result and report): 16 concurrent `batch` calls of 900,000
+/// one-character strings grew the server by 3,039 MiB, about 211 B per value.
+/// Hence 200 B per `,` or `:`, 240 per `[`, 800 per `{`: near what a request
+/// of tiny values really costs, and above it for cheap shapes (`{}`, `[]`).
+const COST_PER_ITEM: u64 = 200;
+const COST_PER_ARRAY: u64 = 240;
+const COST_PER_OBJECT: u64 = 800;
+
+/// An upper estimate of the bytes a JSON body takes in memory once parsed:
+/// its bytes plus a cost per value, in one pass that allocates nothing. Bytes
+/// that are not JSON are estimated all the same (the parse refuses them later).
+pub(super) fn parsed_cost(body: &[u8]) -> u64 {
+    let (mut extra, mut in_string, mut escaped) = (0u64, false, false);
+    for &byte in body {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if byte == b'\\' {
+                escaped = true;
+            } else if byte == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        extra = extra.saturating_add(match byte {
+            b'"' => {
+                in_string = true;
+                0
+            }
+            b',' | b':' => COST_PER_ITEM,
+            b'[' => COST_PER_ARRAY,
+            b'{' => COST_PER_OBJECT,
+            _ => 0,
+        });
+    }
+    // The first value of a body (or a container) has no `,` before it.
+    (body.len() as u64)
+        .saturating_add(COST_PER_ITEM)
+        .saturating_add(extra)
+}
+
+/// Request bytes in flight, by tenant and in total: every JSON body is
+/// charged its [`parsed_cost`] after the tenant is known and before rmcp
+/// parses it, until its answer has been sent (or dropped). Bounds what
+/// bodies that are small as bytes but large as values (a 3 MB array of
+/// one-character strings is about 40 MB parsed, 160 MB held by a request)
+/// can make the host hold,
+/// before any admission of the tenant's own.
+#[derive(Debug)]
+pub(super) struct Inflight {
+    per_tenant: u64,
+    total: u64,
+    max_body: usize,
+    charged: Mutex<Charged>,
+}
+
+#[derive(Debug, Default)]
+struct Charged {
+    total: u64,
+    by_tenant: HashMap<String, u64>,
+}
+
+/// Why a body was not admitted; each names its limit and value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(super) enum Refused {
+    /// Would never fit, even with nothing else in flight.
+    #[error(
+        "this request would take about {cost} bytes once parsed, more than server.http.max_inflight_bytes_per_tenant = {limit}; send fewer or larger values"
+    )]
+    TooLarge { cost: u64, limit: u64 },
+    /// Fits, but not now.
+    #[error(
+        "too many request bytes in flight: this request would take about {cost} bytes once parsed, past {key} = {limit}; retry after the requests in flight are answered"
+    )]
+    Busy {
+        cost: u64,
+        key: &'static str,
+        limit: u64,
+    },
+}
+
+/// Seconds a client should wait after [`Refused::Busy`]: requests in flight
+/// are answered within a batch's time, usually much less.
+const BUSY_RETRY_AFTER_S: &str = "1";
+
+impl Inflight {
+    pub(super) fn new(limits: &HttpLimits) -> Self {
+        Self {
+            per_tenant: limits.max_inflight_bytes_per_tenant,
+            total: limits.max_inflight_bytes,
+            max_body: limits.max_body_bytes,
+            charged: Mutex::default(),
+        }
+    }
+
+    fn charged(&self) -> std::sync::MutexGuard<'_, Charged> {
+        // The critical sections only add and subtract: a poisoned lock
+        // still holds consistent counts.
+        self.charged.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Charges `cost` bytes to `tenant`, or says which limit it would pass.
+    fn charge(self: &Arc<Self>, tenant: &str, cost: u64) -> Result<Charge, Refused> {
+        if cost > self.per_tenant {
+            return Err(Refused::TooLarge {
+                cost,
+                limit: self.per_tenant,
+            });
+        }
+        let mut charged = self.charged();
+        let of_tenant = charged.by_tenant.get(tenant).copied().unwrap_or(0);
+        if of_tenant.saturating_add(cost) > self.per_tenant {
+            return Err(Refused::Busy {
+                cost,
+                key: "server.http.max_inflight_bytes_per_tenant",
+                limit: self.per_tenant,
+            });
+        }
+        if charged.total.saturating_add(cost) > self.total {
+            return Err(Refused::Busy {
+                cost,
+                key: "server.http.max_inflight_bytes",
+                limit: self.total,
+            });
+        }
+        charged.total += cost;
+        *charged.by_tenant.entry(tenant.to_owned()).or_default() += cost;
+        Ok(Charge {
+            inflight: Arc::clone(self),
+            tenant: tenant.to_owned(),
+            cost,
+        })
+    }
+
+    #[cfg(test)]
+    fn in_flight(&self, tenant: &str) -> (u64, u64) {
+        let charged = self.charged();
+        (
+            charged.by_tenant.get(tenant).copied().unwrap_or(0),
+            charged.total,
+        )
+    }
+}
+
+/// One admitted body's charge, given back when dropped: with the response
+/// body, that is once the answer is sent or the client went away.
+#[derive(Debug)]
+struct Charge {
+    inflight: Arc<Inflight>,
+    tenant: String,
+    cost: u64,
+}
+
+impl Drop for Charge {
+    fn drop(&mut self) {
+        let mut charged = self.inflight.charged();
+        charged.total = charged.total.saturating_sub(self.cost);
+        if let Some(of_tenant) = charged.by_tenant.get_mut(&self.tenant) {
+            *of_tenant = of_tenant.saturating_sub(self.cost);
+            if *of_tenant == 0 {
+                // Tenants with nothing in flight must not grow the map.
+                charged.by_tenant.remove(&self.tenant);
+            }
+        }
+    }
+}
+
+/// The charge as axum middleware (`from_fn_with_state`), layered inside the
+/// authentication layer and the guard (which has read the body within
+/// `max_body_bytes` and checked it is JSON) and outside rmcp, which parses
+/// it: so the tenant is known and nothing is parsed yet. In `serve_http`:
+///
+/// ```ignore
+/// let inflight = Arc::new(listener::Inflight::new(&http_limits));
+/// let mcp = axum::Router::new()
+///     .nest_service("/mcp", service)
+///     .layer(from_fn_with_state(inflight, listener::charge_inflight))
+///     .layer(from_fn_with_state(guard.clone(), guard::guard));
+/// ```
+pub(super) async fn charge_inflight(
+    axum::extract::State(inflight): axum::extract::State<Arc<Inflight>>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::response::IntoResponse as _;
+    if request.method() != http::Method::POST {
+        return next.run(request).await;
+    }
+    let tenant = request
+        .extensions()
+        .get::<Arc<crate::tenancy::Tenant>>()
+        .map_or_else(
+            || crate::tenancy::LOCAL_TENANT.to_owned(),
+            |t| t.id().to_owned(),
+        );
+    let (parts, body) = request.into_parts();
+    // The guard's buffered body comes back as the same bytes, without a copy.
+    let bytes = match axum::body::to_bytes(body, inflight.max_body).await {
+        Ok(bytes) => bytes,
+        Err(error) => {
+            tracing::debug!(%error, "cannot read a request body to charge it");
+            return (
+                http::StatusCode::PAYLOAD_TOO_LARGE,
+                format!(
+                    "cannot read the request body within server.http.max_body_bytes = {}\n",
+                    inflight.max_body
+                ),
+            )
+                .into_response();
+        }
+    };
+    let cost = parsed_cost(&bytes);
+    let charge = match inflight.charge(&tenant, cost) {
+        Ok(charge) => charge,
+        Err(refused) => {
+            tracing::info!(%tenant, cost, %refused, "refused a request: request bytes in flight");
+            return refusal(&refused, &bytes);
+        }
+    };
+    let request = axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes));
+    let response = next.run(request).await;
+    response.map(|body| {
+        axum::body::Body::new(http_body_util::BodyExt::map_frame(body, move |frame| {
+            let _held = &charge;
+            frame
+        }))
+    })
+}
+
+/// 503 with `Retry-After` (busy) or 413 (never fits), with a JSON-RPC error
+/// naming the limit and its value, answering the request's id when it has one.
+fn refusal(refused: &Refused, body: &[u8]) -> axum::response::Response {
+    use axum::response::IntoResponse as _;
+    let (status, limit, value) = match refused {
+        Refused::TooLarge { limit, .. } => (
+            http::StatusCode::PAYLOAD_TOO_LARGE,
+            "server.http.max_inflight_bytes_per_tenant",
+            *limit,
+        ),
+        Refused::Busy { key, limit, .. } => (http::StatusCode::SERVICE_UNAVAILABLE, *key, *limit),
+    };
+    let answer = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": request_id(body),
+        "error": {
+            "code": -32000,
+            "message": refused.to_string(),
+            "data": {"limit": limit, "value": value},
+        },
+    });
+    let mut response = (status, answer.to_string()).into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    if matches!(refused, Refused::Busy { .. }) {
+        headers.insert(
+            http::header::RETRY_AFTER,
+            http::HeaderValue::from_static(BUSY_RETRY_AFTER_S),
+        );
+    }
+    response
+}
+
+/// The JSON-RPC id of a single message body, or null. Everything but a
+/// string or number id is skipped unparsed, so a refused body costs nothing.
+fn request_id(body: &[u8]) -> serde_json::Value {
+    #[derive(serde::Deserialize)]
+    struct Message {
+        #[serde(default)]
+        id: Option<Id>,
+    }
+    struct Id(serde_json::Value);
+    impl<'de> serde::Deserialize<'de> for Id {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct Visit;
+            impl serde::de::Visitor<'_> for Visit {
+                type Value = Id;
+                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    f.write_str("a string or number")
+                }
+                fn visit_u64<E>(self, v: u64) -> Result<Id, E> {
+                    Ok(Id(v.into()))
+                }
+                fn visit_i64<E>(self, v: i64) -> Result<Id, E> {
+                    Ok(Id(v.into()))
+                }
+                fn visit_str<E>(self, v: &str) -> Result<Id, E> {
+                    Ok(Id(v.into()))
+                }
+            }
+            d.deserialize_any(Visit)
+        }
+    }
+    serde_json::from_slice::<Message>(body)
+        .ok()
+        .and_then(|m| m.id)
+        .map_or(serde_json::Value::Null, |id| id.0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -640,6 +950,8 @@ mod tests {
             max_connections: 100,
             max_connections_per_peer: 100,
             max_body_bytes: 1 << 20,
+            max_inflight_bytes_per_tenant: 1 << 30,
+            max_inflight_bytes: 1 << 30,
         };
         edit(&mut limits);
         limits
@@ -1029,6 +1341,183 @@ mod tests {
         for e in [Errno::BADF, Errno::NOTSOCK, Errno::INVAL] {
             assert_eq!(classify(&os(e)), AcceptError::Fatal, "{e:?}");
         }
+    }
+
+    #[test]
+    fn the_parse_estimate_counts_values_outside_strings() {
+        // A value alone: its bytes and one item.
+        assert_eq!(parsed_cost(b"0"), 1 + COST_PER_ITEM);
+        // Structural bytes inside strings (escaped quotes too) are text.
+        let text = br#""a,b:[{\",]""#;
+        assert_eq!(parsed_cost(text), text.len() as u64 + COST_PER_ITEM);
+        let object = br#"{"k":[1,2]}"#;
+        assert_eq!(
+            parsed_cost(object),
+            object.len() as u64 + COST_PER_ITEM * 3 + COST_PER_OBJECT + COST_PER_ARRAY
+        );
+        // The attack's shape: about a million one-character strings in 4 MB
+        // cost 200 MB by the estimate (40 MB measured for one parse).
+        let strings = 1_000_000;
+        let mut body = b"[".to_vec();
+        body.extend(b"\"a\",".repeat(strings - 1));
+        body.extend(b"\"a\"]");
+        let cost = parsed_cost(&body);
+        assert_eq!(
+            cost,
+            body.len() as u64 + COST_PER_ARRAY + COST_PER_ITEM * strings as u64
+        );
+        assert!(cost > 20 * body.len() as u64, "{cost}");
+        // One long string is just its bytes.
+        let long = format!("\"{}\"", "x".repeat(100_000));
+        assert_eq!(parsed_cost(long.as_bytes()), 100_002 + COST_PER_ITEM);
+    }
+
+    #[test]
+    fn request_bytes_in_flight_are_charged_by_tenant_and_given_back() {
+        let inflight = Arc::new(Inflight::new(&limits(|l| {
+            l.max_inflight_bytes_per_tenant = 100;
+            l.max_inflight_bytes = 150;
+        })));
+        let a1 = inflight.charge("a", 60).expect("a1");
+        assert_eq!(
+            inflight.charge("a", 41).err(),
+            Some(Refused::Busy {
+                cost: 41,
+                key: "server.http.max_inflight_bytes_per_tenant",
+                limit: 100
+            })
+        );
+        let a2 = inflight.charge("a", 40).expect("a2 fits exactly");
+        assert_eq!(
+            inflight.charge("b", 51).err(),
+            Some(Refused::Busy {
+                cost: 51,
+                key: "server.http.max_inflight_bytes",
+                limit: 150
+            })
+        );
+        let b1 = inflight.charge("b", 50).expect("b1");
+        assert_eq!(inflight.in_flight("a"), (100, 150));
+        assert_eq!(
+            inflight.charge("c", 101).err(),
+            Some(Refused::TooLarge {
+                cost: 101,
+                limit: 100
+            }),
+            "past the tenant's budget is never admitted"
+        );
+        drop(a1);
+        assert_eq!(inflight.in_flight("a"), (40, 90));
+        drop((a2, b1));
+        assert_eq!(inflight.in_flight("a"), (0, 0));
+        assert!(
+            inflight.charged().by_tenant.is_empty(),
+            "tenants with nothing in flight are forgotten"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_charge_lasts_until_the_answer_is_sent_and_busy_answers_name_the_limit() {
+        use axum::response::IntoResponse as _;
+        let values = format!(
+            r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{{"v":[{}]}}}}"#,
+            vec!["\"a\""; 20].join(",")
+        );
+        let cost = parsed_cost(values.as_bytes());
+        // Room for two such requests of one tenant, not three.
+        let budget = cost * 5 / 2;
+        let inflight = Arc::new(Inflight::new(&limits(|l| {
+            l.max_inflight_bytes_per_tenant = budget;
+            l.max_inflight_bytes = budget * 4;
+        })));
+        let (release, released) = tokio::sync::watch::channel(false);
+        let app = axum::Router::new()
+            .route(
+                "/mcp",
+                axum::routing::post(move |body: Bytes| {
+                    let mut released = released.clone();
+                    async move {
+                        // A streamed answer that ends when the test says so.
+                        let stream = async_stream(body.len(), &mut released).await;
+                        stream.into_response()
+                    }
+                }),
+            )
+            .layer(axum::middleware::from_fn_with_state(
+                inflight.clone(),
+                charge_inflight,
+            ));
+        let post = |body: String| {
+            http::Request::post("/mcp")
+                .header("content-type", "application/json")
+                .body(axum::body::Body::from(body))
+                .expect("request")
+        };
+        let first = send(&app, post(values.clone())).await.expect("first");
+        let second = send(&app, post(values.clone())).await.expect("second");
+        assert_eq!(first.status(), 200);
+        assert_eq!(second.status(), 200);
+        assert_eq!(inflight.in_flight(crate::tenancy::LOCAL_TENANT).0, cost * 2);
+        let busy = send(&app, post(values.clone())).await.expect("third");
+        assert_eq!(busy.status(), 503);
+        assert_eq!(busy.headers()["retry-after"], BUSY_RETRY_AFTER_S);
+        let answer: serde_json::Value = serde_json::from_slice(
+            &axum::body::to_bytes(busy.into_body(), usize::MAX)
+                .await
+                .expect("body"),
+        )
+        .expect("json");
+        assert_eq!(answer["id"], 7);
+        assert_eq!(
+            answer["error"]["data"]["limit"],
+            "server.http.max_inflight_bytes_per_tenant"
+        );
+        assert_eq!(answer["error"]["data"]["value"], budget);
+        // Handled but not yet sent: still charged. Sent: given back.
+        let _ = release.send(true);
+        let sent = axum::body::to_bytes(first.into_body(), usize::MAX)
+            .await
+            .expect("first body");
+        assert_eq!(sent.len(), values.len());
+        assert_eq!(inflight.in_flight(crate::tenancy::LOCAL_TENANT).0, cost);
+        drop(second);
+        assert_eq!(inflight.in_flight(crate::tenancy::LOCAL_TENANT), (0, 0));
+        // A body that could never fit is refused outright, without Retry-After.
+        let huge = format!("[{}]", vec!["{}"; 100].join(","));
+        let refused = send(&app, post(huge)).await.expect("huge");
+        assert_eq!(refused.status(), 413);
+        assert!(refused.headers().get("retry-after").is_none());
+    }
+
+    /// One request through `app`, as the accept loop sends it.
+    async fn send(
+        app: &axum::Router,
+        request: http::Request<axum::body::Body>,
+    ) -> Result<http::Response<axum::body::Body>, Infallible> {
+        hyper::service::Service::call(&TowerToHyperService::new(app.clone()), request).await
+    }
+
+    /// A body of `len` bytes streamed once `released` turns true.
+    async fn async_stream(
+        len: usize,
+        released: &mut tokio::sync::watch::Receiver<bool>,
+    ) -> axum::body::Body {
+        let (tx, rx) = tokio::sync::mpsc::channel(1);
+        let mut released = released.clone();
+        tokio::spawn(async move {
+            let _ = released.wait_for(|r| *r).await;
+            let _ = tx.send(Bytes::from(vec![b'x'; len])).await;
+        });
+        axum::body::Body::from_stream(Ticks(rx))
+    }
+
+    #[test]
+    fn a_refusal_answers_the_request_id_only_when_it_is_plain() {
+        assert_eq!(request_id(br#"{"id":"x-1","params":[1,2]}"#), "x-1");
+        assert_eq!(request_id(br#"{"params":{"a":1},"id":42}"#), 42);
+        assert_eq!(request_id(br#"{"id":[1,2,3]}"#), serde_json::Value::Null);
+        assert_eq!(request_id(br#"[{"id":1}]"#), serde_json::Value::Null);
+        assert_eq!(request_id(b"not json"), serde_json::Value::Null);
     }
 
     #[tokio::test]

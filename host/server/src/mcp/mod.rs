@@ -105,9 +105,20 @@ pub async fn serve_http(
         transports.clone(),
         http_limits.max_body_bytes,
     ));
-    let mcp = axum::Router::new().nest_service("/mcp", service).layer(
-        axum::middleware::from_fn_with_state(guard.clone(), guard::guard),
-    );
+    // Inside the guard (the body is read and is JSON, the tenant known) and
+    // outside rmcp, which parses it: the body's parsed size is charged to
+    // its tenant before it is parsed.
+    let inflight = Arc::new(listener::Inflight::new(&http_limits));
+    let mcp = axum::Router::new()
+        .nest_service("/mcp", service)
+        .layer(axum::middleware::from_fn_with_state(
+            inflight,
+            listener::charge_inflight,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            guard.clone(),
+            guard::guard,
+        ));
     let mcp = if tenants.require_auth() {
         mcp.layer(axum::middleware::from_fn_with_state(
             tenants.clone(),

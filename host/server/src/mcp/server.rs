@@ -123,6 +123,27 @@ impl StepServer {
         };
         let session_id = named.clone().or_else(|| transport.clone());
         let tenant = self.tenant(&ctx);
+        // Admitted before anything is computed for the request and held
+        // until its answer is built (`Host::admit`): mapping the arguments,
+        // a saved batch's parameter schema, the plan, a trace and output.xml
+        // all run within the tenant's concurrency limit.
+        let admission = match self.host.admit(&tenant) {
+            Ok(admission) => admission,
+            Err(error) => {
+                let report = Report::rejected(
+                    new_batch_id(),
+                    session_id,
+                    dialect.entry_count(&args),
+                    error,
+                );
+                return render(
+                    dialect.as_ref(),
+                    &args,
+                    &report,
+                    self.host.config().mcp.result_text,
+                );
+            }
+        };
         // `dry_run` belongs to the host, not to any dialect's arguments: taken
         // out before the dialect maps them, put on the batch it maps them to.
         let mut args = args;
@@ -133,16 +154,18 @@ impl StepServer {
         );
         let mut generic = None;
         let mapped = match &options {
-            Ok(options) => dialect
-                .to_batch(&args, tenant.catalog(), tenant.limits())
-                .map(|mut batch| {
+            Ok(options) => {
+                let (mapped, returned) = map_arguments(dialect, args, &tenant, saved).await;
+                args = returned;
+                mapped.map(|mut batch| {
                     if options.dry_run
                         && let Some(obj) = batch.as_object_mut()
                     {
                         obj.insert("dry_run".into(), Value::Bool(true));
                     }
                     batch
-                }),
+                })
+            }
             Err(problems) => Err(problems.clone()),
         };
         let options = options.unwrap_or_default();
@@ -166,6 +189,7 @@ impl StepServer {
                             observer,
                             cancel: ctx.ct.clone(),
                             policy: dialect.policy(),
+                            admission: Some(&admission),
                         },
                     )
                     .await;
@@ -198,7 +222,50 @@ impl StepServer {
                 self.attach_trace(&mut result, batch, &report, &tenant);
             }
         }
+        drop(admission);
         result
+    }
+}
+
+/// A tool's arguments mapped to a generic batch, and the arguments back.
+///
+/// A saved batch's mapping validates the arguments against a schema its
+/// tenant wrote and copies parameters into its steps: work that grows with
+/// what the tenant chose, so it runs on a blocking thread (under the
+/// admission the caller holds), never on a worker that serves every
+/// tenant's connections. The built-in dialects' mapping is linear in the
+/// arguments and stays inline.
+async fn map_arguments(
+    dialect: &Arc<dyn Dialect>,
+    args: Map<String, Value>,
+    tenant: &Arc<Tenant>,
+    saved: bool,
+) -> (
+    Result<Value, Vec<stephost_batch::Problem>>,
+    Map<String, Value>,
+) {
+    if !saved {
+        let mapped = dialect.to_batch(&args, tenant.catalog(), tenant.limits());
+        return (mapped, args);
+    }
+    let dialect = dialect.clone();
+    let tenant = tenant.clone();
+    let task = tokio::task::spawn_blocking(move || {
+        let mapped = dialect.to_batch(&args, tenant.catalog(), tenant.limits());
+        (mapped, args)
+    });
+    match task.await {
+        Ok(done) => done,
+        Err(e) => {
+            tracing::error!(error = %e, "mapping a saved batch's arguments panicked");
+            let problem = stephost_batch::Problem {
+                step: None,
+                label: None,
+                field: "(arguments)".into(),
+                message: "the host failed while binding the parameters; this is a bug in the host, not in the call".into(),
+            };
+            (Err(vec![problem]), Map::new())
+        }
     }
 }
 
@@ -332,7 +399,7 @@ fn planned(report: &Report, output_schema: &Value) -> CallToolResult {
                 step.index + 1,
                 step.plugin,
                 step.verb,
-                step.input,
+                json_head(&step.input, PLAN_LINE_INPUT_BYTES),
                 step.budget.timeout_ms
             ));
             for open in &step.unresolved {
@@ -343,6 +410,52 @@ fn planned(report: &Report, output_schema: &Value) -> CallToolResult {
     let mut result = CallToolResult::success(vec![ContentBlock::text(lines.join("\n"))]);
     result.structured_content = Some(structured);
     result
+}
+
+/// How much of a planned step's input its line of text shows: a model reads
+/// the line, the structured result has the input whole, and the text must not
+/// double what a plan may hold.
+const PLAN_LINE_INPUT_BYTES: usize = 400;
+
+/// `value` as compact JSON, cut after `max` bytes (at a character boundary)
+/// with what was left out said; never writes out more than `max` bytes of it.
+fn json_head(value: &Value, max: usize) -> String {
+    struct Head {
+        out: Vec<u8>,
+        max: usize,
+        cut: bool,
+    }
+    impl std::io::Write for Head {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            let room = self.max.saturating_sub(self.out.len());
+            if buf.len() > room {
+                self.out.extend_from_slice(&buf[..room]);
+                self.cut = true;
+                return Err(std::io::Error::other("cut"));
+            }
+            self.out.extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut head = Head {
+        out: Vec::with_capacity(max.min(4096)),
+        max,
+        cut: false,
+    };
+    // An error is only the cut.
+    let _ = serde_json::to_writer(&mut head, value);
+    let mut text = String::from_utf8_lossy(&head.out).into_owned();
+    if head.cut {
+        // A cut inside a character leaves a replacement character: drop it.
+        while text.ends_with('\u{FFFD}') {
+            text.pop();
+        }
+        text.push_str(" ... (cut; the structured result has it whole)");
+    }
+    text
 }
 
 /// Adds what the tool's output schema requires and the host's report does not
@@ -524,6 +637,16 @@ impl ServerHandler for StepServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
         let tenant = self.tenant(&context);
+        // A trace page is up to 64 MiB and its answer a copy of it: reads are
+        // admitted like tool calls, so a tenant's concurrent reads are bounded
+        // by its `max_concurrent_batches`.
+        let _admission = self.host.admit(&tenant).map_err(|error| {
+            McpError::new(
+                rmcp::model::ErrorCode(-32000),
+                format!("{}: {}", error.code.as_str(), error.message),
+                error.details,
+            )
+        })?;
         match self.host.traces().get(tenant.id(), &request.uri) {
             Some(html) => {
                 Ok(
@@ -554,7 +677,7 @@ impl ServerHandler for StepServer {
     ) -> Result<ListToolsResult, McpError> {
         let tenant = self.tenant(&context);
         let catalog = self.catalog(&tenant)?;
-        let mut tools = catalog.tools().to_vec();
+        let mut saved = None;
         if catalog.serves_saved() {
             if !self
                 .listening
@@ -565,11 +688,46 @@ impl ServerHandler for StepServer {
                     .add(tenant.id(), context.peer.clone());
             }
             let claimed = |name: &str| catalog.owner(name);
-            for entry in self.host.saved().list(&tenant, &claimed).await {
-                if let crate::saved::Saved::Ready(saved) = entry {
-                    tools.push(saved_tools::tool_of(&saved, &tenant));
+            let tool_of =
+                |saved: &stephost_batch::saved::SavedBatch| saved_tools::tool_of(saved, &tenant);
+            // Built once per change of the tenant's saved batches; each list
+            // copies pointers to the shared schemas.
+            match self.host.saved().tools(&tenant, &claimed, &tool_of).await {
+                Ok(listed) => saved = Some(listed),
+                // The tenant's other tools stay usable; list_batches tells it
+                // why none of its saved batches is offered, the log names the
+                // file for the operator.
+                Err(error) => {
+                    tracing::warn!(tenant = tenant.id(), %error, "saved batches not listed");
                 }
             }
+        }
+        // Paced per tenant, by size: each answer is serialized whole, so
+        // lists asked for faster than the rate would pile up in memory and
+        // take CPU that other tenants' calls need.
+        let per_minute = self.host.config().mcp.tool_lists_per_minute;
+        let turns = saved.as_ref().map_or(1, |listed| {
+            u32::try_from(listed.bytes.div_ceil(1024 * 1024)).unwrap_or(u32::MAX)
+        });
+        if let Err(refused) = self
+            .catalogs
+            .listeners()
+            .pace(tenant.id(), per_minute, turns)
+            .await
+        {
+            return Err(McpError::new(
+                rmcp::model::ErrorCode(-32000),
+                refused.to_string(),
+                Some(serde_json::json!({
+                    "limit": "mcp.tool_lists_per_minute",
+                    "value": refused.per_minute,
+                    "retry_after_s": refused.retry_after_s,
+                })),
+            ));
+        }
+        let mut tools = catalog.tools().to_vec();
+        if let Some(listed) = saved {
+            tools.extend(listed.tools.iter().cloned());
         }
         Ok(ListToolsResult::with_all_items(tools))
     }
@@ -585,6 +743,24 @@ impl ServerHandler for StepServer {
         let (dialect, saved) = match catalog.get(&request.name) {
             Some(dialect) => (dialect.clone(), false),
             None if catalog.serves_saved() && saved_tools::is_own(&request.name) => {
+                // Saving checks and plans the batch: the tenant's work, admitted as a batch.
+                let _admission = match self.host.admit(&tenant) {
+                    Ok(admission) => admission,
+                    Err(error) => {
+                        let mut result = rmcp::model::CallToolResult::error(vec![
+                            rmcp::model::ContentBlock::text(format!(
+                                "{}: {}",
+                                error.code.as_str(),
+                                error.message
+                            )),
+                        ]);
+                        result.structured_content = Some(serde_json::json!({
+                            "ok": false,
+                            "errors": [{"field": "(request)", "code": error.code.as_str(), "message": error.message}],
+                        }));
+                        return Ok(result.into());
+                    }
+                };
                 let (result, changed) =
                     saved_tools::call(&self.host, &tenant, &catalog, &request.name, args).await;
                 if changed {

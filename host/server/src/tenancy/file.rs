@@ -65,10 +65,18 @@ pub struct TenantLimits {
     pub max_session_vars_bytes: Option<u64>,
     /// Largest resolved input of one step, in bytes.
     pub max_input_bytes: Option<u64>,
+    /// Bytes of files in all of its read-write granted folders together.
+    pub disk_bytes: Option<u64>,
+    /// Entries (files, directories, links) in all of its read-write granted
+    /// folders together.
+    pub disk_files: Option<u64>,
     /// Batches running at once.
     pub max_concurrent_batches: Option<usize>,
     /// Live sessions.
     pub max_sessions: Option<usize>,
+    /// Slots of the instance pool its instances and Python evaluators may
+    /// hold at once (`engine.max_instances` counts them).
+    pub max_instances: Option<u32>,
     /// Batches started per minute.
     pub batches_per_minute: Option<u32>,
 }
@@ -107,6 +115,16 @@ pub enum TenantsError {
         total: usize,
         /// `sessions.max_sessions`.
         host: usize,
+    },
+    /// The tenants' shares of the instance pool add up to more than the pool.
+    #[error(
+        "the tenants' shares of the instance pool (limits.max_instances, else engine.max_instances_per_tenant, else engine.max_instances shared evenly) add up to {total} slots, past engine.max_instances = {pool}; raise engine.max_instances to at least {total} or lower the tenants' shares, so that no tenant at its own share can take another's slots"
+    )]
+    InstanceSharesExceedPool {
+        /// Sum of the tenants' shares.
+        total: u64,
+        /// `engine.max_instances`.
+        pool: u32,
     },
     /// A value is wrong.
     #[error("tenants file: tenant `{tenant}`: {problem}")]
@@ -209,6 +227,7 @@ impl TenantsFile {
                     l.max_concurrent_batches.map(|v| v as u64),
                 ),
                 ("max_sessions", l.max_sessions.map(|v| v as u64)),
+                ("max_instances", l.max_instances.map(u64::from)),
                 ("batches_per_minute", l.batches_per_minute.map(u64::from)),
             ] {
                 if value == Some(0) {

@@ -21,7 +21,7 @@ pub use metrics::Metrics;
 pub use quota::{Admission, Rejection, ServerQuota, TenantQuota};
 
 use stephost_batch::{Catalog, LimitCaps, Limits};
-use stephost_runtime::Registry;
+use stephost_runtime::{DiskLimits, DiskQuota, PoolShare, Registry};
 
 use crate::config::Config;
 
@@ -37,6 +37,8 @@ pub struct Tenant {
     quota: TenantQuota,
     registry: Registry,
     catalog: Catalog,
+    slots: Arc<PoolShare>,
+    disk: Arc<DiskQuota>,
 }
 
 impl Tenant {
@@ -74,6 +76,18 @@ impl Tenant {
     pub fn catalog(&self) -> &Catalog {
         &self.catalog
     }
+
+    /// Its share of the instance pool, which its sessions' instances and
+    /// Python evaluators are charged to.
+    pub fn slots(&self) -> &Arc<PoolShare> {
+        &self.slots
+    }
+
+    /// Its disk quota over its read-write granted folders, which every write
+    /// its sessions' instances make there is charged to.
+    pub fn disk(&self) -> &Arc<DiskQuota> {
+        &self.disk
+    }
 }
 
 /// Every tenant of a host.
@@ -108,11 +122,21 @@ impl Tenants {
             .sessions
             .max_sessions_per_tenant
             .unwrap_or_else(|| (config.sessions.max_sessions / listed_configs.len().max(1)).max(1));
-        let local = Arc::new(tenant(config, base, &local_config, share));
+        // Likewise the instance pool's slots.
+        let pool = config.engine.max_instances;
+        let slot_share = config
+            .engine
+            .max_instances_per_tenant
+            .unwrap_or_else(|| (pool / listed_configs.len().max(1) as u32).max(1));
+        let shares = Shares {
+            sessions: share,
+            slots: slot_share,
+        };
+        let local = Arc::new(tenant(config, base, &local_config, shares));
         let mut by_token_hash = HashMap::new();
         let mut listed = Vec::new();
         for tenant_config in listed_configs {
-            let tenant = Arc::new(tenant(config, base, tenant_config, share));
+            let tenant = Arc::new(tenant(config, base, tenant_config, shares));
             for hash in &tenant_config.token_sha256 {
                 by_token_hash.insert(hash.to_ascii_lowercase(), tenant.clone());
             }
@@ -124,6 +148,15 @@ impl Tenants {
                 total,
                 host: config.sessions.max_sessions,
             });
+        }
+        // Charges within every share then fit in every total of the pool
+        // (`Footprint::SLOT`), so a tenant at its share never takes another's.
+        let total: u64 = listed.iter().map(|t| u64::from(t.slots.limit())).sum();
+        if total > u64::from(pool) {
+            return Err(TenantsError::InstanceSharesExceedPool { total, pool });
+        }
+        for tenant in listed.iter().chain(listed.is_empty().then_some(&local)) {
+            warn_if_share_too_small(tenant);
         }
         Ok(Self {
             local,
@@ -147,6 +180,11 @@ impl Tenants {
         &self.local
     }
 
+    /// Every tenant: the local one and those of the file.
+    pub fn all(&self) -> impl Iterator<Item = &Arc<Tenant>> {
+        std::iter::once(&self.local).chain(&self.listed)
+    }
+
     /// The tenants that serve requests: those of the file, else the local one.
     pub fn serving(&self) -> Vec<Arc<Tenant>> {
         if self.listed.is_empty() {
@@ -165,7 +203,47 @@ pub fn hash_token(token: &str) -> String {
         .collect()
 }
 
-fn tenant(config: &Config, base: &Registry, t: &TenantConfig, share: usize) -> Tenant {
+/// What a tenant gets when its own limits do not say.
+#[derive(Debug, Clone, Copy)]
+struct Shares {
+    /// Live sessions.
+    sessions: usize,
+    /// Instance-pool slots.
+    slots: u32,
+}
+
+/// Says at start when a tenant's share of the pool cannot hold one session's
+/// instance of some plugin it may use (with its Python evaluator): its calls
+/// of that plugin would all answer `busy`.
+fn warn_if_share_too_small(tenant: &Tenant) {
+    let Some(plugin) = tenant
+        .registry
+        .plugins()
+        .max_by_key(|p| p.slots_per_session())
+    else {
+        return;
+    };
+    let needed = plugin.slots_per_session();
+    let share = &tenant.slots;
+    if needed > share.limit() {
+        tracing::warn!(
+            tenant = tenant.id(),
+            plugin = plugin.name(),
+            needed,
+            share = share.limit(),
+            key = share.key(),
+            "a session's `{}` instance needs {needed} instance-pool slots (with its Python evaluator), more than tenant `{}`'s share ({} = {}): its calls will answer busy; raise {} (and engine.max_instances)",
+            plugin.name(),
+            tenant.id(),
+            share.key(),
+            share.limit(),
+            share.key()
+        );
+    }
+}
+
+fn tenant(config: &Config, base: &Registry, t: &TenantConfig, shares: Shares) -> Tenant {
+    let share = shares.sessions;
     let own = &t.limits;
     let limits = config.limits.capped_by(&LimitCaps {
         memory_mib: own.memory_mib,
@@ -177,6 +255,8 @@ fn tenant(config: &Config, base: &Registry, t: &TenantConfig, share: usize) -> T
         max_report_bytes: own.max_report_bytes,
         max_session_vars_bytes: own.max_session_vars_bytes,
         max_input_bytes: own.max_input_bytes,
+        disk_bytes: own.disk_bytes,
+        disk_files: own.disk_files,
     });
     let server = &config.server;
     let max_concurrent = t
@@ -192,7 +272,24 @@ fn tenant(config: &Config, base: &Registry, t: &TenantConfig, share: usize) -> T
         None => (share, "sessions.max_sessions_per_tenant"),
     };
     let max_sessions = max_sessions.min(config.sessions.max_sessions);
+    // Unset, `engine.max_instances_per_tenant` is the pool shared evenly.
+    let (slots, slots_key) = match t.limits.max_instances {
+        Some(own) => (own, "limits.max_instances"),
+        None => (shares.slots, "engine.max_instances_per_tenant"),
+    };
+    let sessions = &config.sessions;
+    let frees = format!(
+        "its slots come back as its sessions end: end one (DELETE its MCP session) or reuse a session_id instead of starting new ones; unused sessions are dropped after {} s ({} s for one no call has named again, and at the share such an idle one makes room first)",
+        sessions.idle_timeout_s, sessions.unclaimed_idle_timeout_s
+    );
+    let slots = PoolShare::new(
+        &t.id,
+        slots.min(config.engine.max_instances),
+        slots_key,
+        frees,
+    );
     let registry = base.for_tenant(&t.id, &t.plugins, &t.grants);
+    let disk = Arc::new(disk_quota(&t.id, &limits, &registry));
     Tenant {
         id: t.id.clone(),
         limits,
@@ -201,7 +298,24 @@ fn tenant(config: &Config, base: &Registry, t: &TenantConfig, share: usize) -> T
         quota: TenantQuota::new(&t.id, max_concurrent, per_minute),
         catalog: catalog_of(&registry),
         registry,
+        slots,
+        disk,
     }
+}
+
+/// The tenant's disk quota, over the read-write folders of every plugin it
+/// may use (a folder two of its plugins share is counted once).
+fn disk_quota(id: &str, limits: &Limits, registry: &Registry) -> DiskQuota {
+    let folders = registry
+        .plugins()
+        .flat_map(|p| p.grant().folders.iter())
+        .filter(|f| !f.read_only)
+        .map(|f| f.path.clone());
+    let limits = DiskLimits {
+        bytes: limits.disk_bytes,
+        files: limits.disk_files,
+    };
+    DiskQuota::new(id, limits, folders)
 }
 
 /// What the batch engine sees of `registry`: each plugin's spec, and why the

@@ -27,6 +27,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 use crate::capabilities::{HostState, MemoryLimiter, StderrTail};
 use crate::engine::CompileCache;
 use crate::instance::on_epoch_tick;
+use crate::pool::{Footprint, SlotCharge};
 
 /// Host-side bindings (world `python-capability`), from 0.5.0 on.
 pub(crate) mod bindings {
@@ -68,6 +69,8 @@ pub(crate) struct PythonService {
     engine: Engine,
     cache: Option<CompileCache>,
     evaluator: OnceCell<Result<Arc<Evaluator>, String>>,
+    /// What one interpreter takes from the instance pool, read once.
+    footprint: std::sync::OnceLock<Option<Footprint>>,
 }
 
 impl PythonService {
@@ -84,7 +87,16 @@ impl PythonService {
             engine: engine.clone(),
             cache,
             evaluator: OnceCell::new(),
+            footprint: std::sync::OnceLock::new(),
         }
+    }
+
+    /// What one interpreter takes from the instance pool; `None` for a host
+    /// built without the evaluator.
+    pub(crate) fn footprint(&self) -> Option<Footprint> {
+        *self
+            .footprint
+            .get_or_init(|| self.bytes.map(Footprint::of_component))
     }
 
     /// Starts compiling in the background, so the first expression does not
@@ -181,6 +193,9 @@ impl WasiView for EvalState {
 pub(crate) struct Interpreter {
     store: Store<EvalState>,
     evaluate: EvaluateFn,
+    /// The pool slots it holds, charged to its instance's tenant and given
+    /// back when it drops (after its store, declared above).
+    _charge: Option<SlotCharge>,
 }
 
 /// The interpreter of one plugin instance, started on its first call.
@@ -209,6 +224,7 @@ impl Interpreter {
         memory_bytes: u64,
         deadline: Instant,
         cancel: CancellationToken,
+        charge: Option<SlotCharge>,
     ) -> Result<Self, String> {
         let stderr = StderrTail::new(4 * 1024);
         let wasi = WasiCtxBuilder::new()
@@ -240,7 +256,11 @@ impl Interpreter {
         let evaluate = instance
             .get_typed_func(&mut store, "evaluate")
             .map_err(|e| format!("the evaluator exports no usable `evaluate`: {e:#}"))?;
-        Ok(Self { store, evaluate })
+        Ok(Self {
+            store,
+            evaluate,
+            _charge: charge,
+        })
     }
 
     async fn call(
@@ -334,12 +354,33 @@ async fn evaluate(
                     "this session has started the Python evaluator {MAX_STARTS_PER_INSTANCE} times, the most one session may; each earlier one ran out of time or memory"
                 )));
             }
+            // The interpreter's slots are the tenant's, like its instance's;
+            // at the share the step is `busy` (see `PluginInstance::invoke`)
+            // and counts as no start.
+            let charge = match (&state.pool_share, state.services.python.footprint()) {
+                (Some(share), Some(footprint)) => {
+                    let what = format!(
+                        "the Python evaluator of this session's `{}` instance",
+                        state.plugin
+                    );
+                    match share.charge(footprint, &what) {
+                        Ok(charge) => Some(charge),
+                        Err(refused) => {
+                            let why = refused.to_string();
+                            state.pool_refused = Some(refused);
+                            return Err(Refusal::Unavailable(why));
+                        }
+                    }
+                }
+                _ => None,
+            };
             state.python.started += 1;
             let started = Interpreter::start(
                 &evaluator,
                 state.limiter.max_bytes(),
                 deadline,
                 state.cancel.clone(),
+                charge,
             )
             .await;
             match started {

@@ -11,6 +11,7 @@ impl Host for HostState {
         name: String,
         args: Vec<String>,
     ) -> Result<LibraryServer, LibraryError> {
+        let session = self.session_processes();
         let grant = &self.grant.rf_libraries;
         if !grant.libraries.contains(&name) {
             return Err(LibraryError::NotGranted(not_granted(
@@ -48,7 +49,8 @@ impl Host for HostState {
             )));
         }
         self.rf_libraries.started += 1;
-        let server = Server::start(grant, &name, &args, &self.services.host_owned).await?;
+        let server =
+            Server::start(grant, &name, &args, &self.services.host_owned, &session).await?;
         self.http_gate.add_scope(ScopedDestination {
             host: server.addr().ip().to_string(),
             port: server.addr().port(),
@@ -81,7 +83,8 @@ impl Host for HostState {
                 "Variable file '{path}' does not exist."
             )));
         };
-        Ok(server::load_variables(&self.grant.rf_libraries, &file, &args).await?)
+        let session = self.session_processes();
+        Ok(server::load_variables(&self.grant.rf_libraries, &file, &args, &session).await?)
     }
 }
 

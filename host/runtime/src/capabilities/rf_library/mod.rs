@@ -7,8 +7,11 @@
 //! library and import arguments. The process speaks RF's remote library
 //! interface (`server.py`, embedded) on a loopback port under a random path. The
 //! port is one of the host's own addresses, so no HTTP grant opens it; the
-//! instance that started it gets a scope for exactly that path. The process is
-//! killed, with everything it started, when the instance is dropped.
+//! instance that started it gets a scope for exactly that path. The process,
+//! with everything it started however it forked, ends when the instance is
+//! dropped, when its session ends and when the host dies; each one is charged
+//! to the session's and its tenant's caps on live processes before it starts
+//! (`capabilities/processes.rs`).
 
 mod server;
 
@@ -46,7 +49,8 @@ pub(crate) mod bindings {
 }
 
 /// Most servers one instance may run at once. Each is a Python process, so a
-/// session importing library after library must not fork without end.
+/// session importing library after library must not fork without end (the
+/// session's and tenant's caps on live processes bound them too).
 pub(crate) const MAX_SERVERS_PER_INSTANCE: usize = 8;
 /// Most servers one instance may start over its life: a library that exits
 /// as soon as it is used must not make each import fork another process.
@@ -170,6 +174,14 @@ pub(crate) struct InstanceServers {
     servers: Vec<Server>,
     /// Servers started over the instance's life, the ones that exited included.
     started: usize,
+}
+
+impl InstanceServers {
+    /// Whether the instance ever started one: then processes outside the
+    /// sandbox may have written to its folders.
+    pub(crate) fn started_any(&self) -> bool {
+        self.started > 0
+    }
 }
 
 /// Links `stephost:plugin/rf-library` for a component of `contract` (0.4.0 on;

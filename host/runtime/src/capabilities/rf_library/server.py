@@ -13,6 +13,8 @@ Protocol with the host:
 - or, with STEPHOST_RF_VARIABLES = {"path": ..., "args": [...]} instead: one line
   {"variables": [[name, value], ...]} (the variable file as RF's own importer reads
   it) or {"error": "<RF's message>"}, then exit;
+- the process forks at once and stays as the keeper of everything the library
+  starts (see "Processes" below); SIGTERM to it ends all of that;
 - XML-RPC at POST /TOKEN: get_library_information, get_keyword_names,
   get_keyword_arguments, get_keyword_documentation, get_keyword_tags,
   get_keyword_types and run_keyword, with robotremoteserver's result struct.
@@ -29,7 +31,6 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Mapping
 from xmlrpc.client import Binary, dumps
@@ -321,45 +322,246 @@ def handler_for(token):
     return Handler
 
 
-# Processes the library started. RF's Process library starts each in a session
-# of its own (so that `Terminate Process` can end its group), which takes them out
-# of this process's group, the one the host kills: this process ends them itself.
-STARTED = []
+# --- Processes (the host's side: capabilities/processes.rs) ---------------------------
+#
+# Every process of a session carries STEPHOST_PROCS=<tenant>.<session>.<server>. This
+# process forks at once: the parent stays behind as the keeper, a child subreaper that
+# runs no library code, and the child serves the library. Whatever the library starts
+# stays below the keeper however it forks (double forks and setsid() included: an
+# orphan re-parents to the nearest subreaper), and the keeper ends all of it when the
+# library process exits, when the host asks (SIGTERM) and when the host dies. Each
+# subprocess.Popen of the library (RF's Start Process and Run Process, SeleniumLibrary's
+# driver) is charged to the session's and the tenant's caps before it starts.
+
+TAG_VAR = "STEPHOST_PROCS"
+CAPS_VAR = "STEPHOST_PROCS_CAPS"
+# The folder the host made for this process (its working directory, HOME and
+# TMPDIR): the keeper removes it when it is done, as the host may be gone by then.
+WORKDIR_VAR = "STEPHOST_RF_WORKDIR"
+PR_SET_CHILD_SUBREAPER = 36
+# How often the keeper checks that the host still runs.
+KEEPER_TICK = 0.2
 
 
-def track_started_processes():
+def become_subreaper():
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        one, zero = ctypes.c_ulong(1), ctypes.c_ulong(0)
+        if libc.prctl(PR_SET_CHILD_SUBREAPER, one, zero, zero, zero) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER)")
+    except Exception as e:  # Not Linux, no ctypes: the host's own sweep remains.
+        sys.stderr.write(f"stephost: cannot keep the library's processes below this one: {e}\n")
+
+
+def process_table():
+    """{pid: (ppid, zombie, tag)} of every process /proc shows."""
+    table = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+            zombie, ppid = fields[0] in (b"Z", b"X"), int(fields[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        tag = None
+        if not zombie:
+            try:
+                with open(f"/proc/{name}/environ", "rb") as f:
+                    environ = f.read()
+            except OSError:
+                environ = b""
+            for entry in environ.split(b"\0"):
+                if entry.startswith(TAG_VAR.encode() + b"="):
+                    tag = entry[len(TAG_VAR) + 1 :].decode("ascii", "replace")
+                    break
+        table[int(name)] = (ppid, zombie, tag)
+    return table
+
+
+def below(table, roots):
+    """The live processes below `roots` (not the roots themselves)."""
+    children = {}
+    for pid, (ppid, _, _) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    found, todo = set(), list(roots)
+    while todo:
+        for kid in children.get(todo.pop(), ()):
+            if kid not in found and not table[kid][1]:
+                found.add(kid)
+                todo.append(kid)
+    return found
+
+
+def within(tag, scope):
+    return tag == scope or tag.startswith(scope + ".")
+
+
+def members(table, scope):
+    """The live processes of `scope` (tagged with it, and what is below those),
+    as the host counts them."""
+    tagged = {pid for pid, (_, zombie, tag) in table.items() if not zombie and tag and within(tag, scope)}
+    return tagged | below(table, tagged)
+
+
+def end_everything_below():
+    """Stops, then kills, every process below this one, round after round until none
+    is left (a process forking while it is killed leaves no child); reaps them."""
+    me = os.getpid()
+    for _ in range(50):
+        targets = below(process_table(), [me])
+        if not targets:
+            break
+        for sig in (signal.SIGSTOP, signal.SIGKILL):
+            for pid in targets:
+                try:
+                    os.kill(pid, sig)
+                except OSError:
+                    pass
+        time.sleep(0.02)
+        reap()
+
+
+def reap():
+    """Waits for every child that exited: {pid: exit code} (128 + N for signal N)."""
+    done = {}
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if pid == 0:
+            break
+        code = os.waitstatus_to_exitcode(status)
+        done[pid] = code if code >= 0 else 128 - code
+    return done
+
+
+def keep(work):
+    """Forks: the child runs `work()`, this process becomes its keeper (see above)
+    and never returns."""
+    become_subreaper()
+    workdir = os.environ.pop(WORKDIR_VAR, None)
+    watched = {signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
+    # Blocked before the fork, so a SIGTERM at any moment is seen by sigtimedwait.
+    signal.pthread_sigmask(signal.SIG_BLOCK, watched)
+    host = os.getppid()
+    child = os.fork()
+    if child == 0:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, watched)
+        work()
+        os._exit(0)
+    # The host reads the child's stdout to its end: this copy must not hold it open.
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    os.dup2(devnull, 1)
+    code = 0
+    while True:
+        info = signal.sigtimedwait(watched, KEEPER_TICK)
+        done = info is not None and info.si_signo != signal.SIGCHLD
+        exited = reap()
+        if child in exited:
+            # The host sees the library process's exit code as this one's.
+            done, code = True, exited[child]
+        if done or os.getppid() != host:
+            end_everything_below()
+            if workdir:
+                import shutil
+
+                shutil.rmtree(workdir, ignore_errors=True)
+            os._exit(code)
+
+
+class Charged:
+    """The session's and the tenant's caps, checked before each process starts, under
+    the tenant's lock (the host takes it too, so two starts never both see room)."""
+
+    def __init__(self, tag, caps):
+        self.caps = caps
+        parts = tag.split(".")
+        self.session, self.tenant = ".".join(parts[:2]), parts[0]
+
+    def __enter__(self):
+        import errno
+        import socket
+
+        # An abstract Unix socket name: held by the one socket bound to it.
+        self.lock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                self.lock.bind("\0" + self.caps["lock"])
+                break
+            except OSError as e:
+                if e.errno != errno.EADDRINUSE or time.monotonic() > deadline:
+                    self.lock.close()
+                    raise RuntimeError(
+                        f"cannot start a process: tenant `{self.caps['tenant_id']}` has been starting others for 10 s"
+                        if e.errno == errno.EADDRINUSE
+                        else f"cannot start a process: the process lock: {e}"
+                    ) from None
+                time.sleep(0.01)
+        try:
+            table = process_table()
+            self.check(len(members(table, self.session)), len(members(table, self.tenant)))
+        except BaseException:
+            self.lock.close()
+            raise
+        return self
+
+    def check(self, session, tenant):
+        caps = self.caps
+        if session + 1 > caps["session"]:
+            raise RuntimeError(
+                f"cannot start another process: this session has {session} live processes, and its cap is "
+                f"{caps['session_key']} = {caps['session']}; end what it started (`Terminate Process`, "
+                "`Close Browser`) or end the session"
+            )
+        if tenant + 1 > caps["tenant"]:
+            raise RuntimeError(
+                f"cannot start another process: tenant `{caps['tenant_id']}` has {tenant} live processes across "
+                f"its sessions, and its cap is {caps['tenant_key']} = {caps['tenant']}; end what its sessions "
+                "started or end sessions"
+            )
+
+    def __exit__(self, *exc):
+        self.lock.close()
+
+
+def charge_processes():
+    """Makes every subprocess.Popen charged before it starts, and tagged even when
+    the library gives the child an environment of its own."""
+    tag = os.environ.get(TAG_VAR)
+    try:
+        caps = json.loads(os.environ.pop(CAPS_VAR))
+    except (KeyError, ValueError):
+        caps = None
+    if not tag:
+        return
     original = subprocess.Popen.__init__
 
     def init(self, *args, **kwargs):
-        original(self, *args, **kwargs)
-        STARTED[:] = [p for p in STARTED if p.returncode is None]
-        STARTED.append(self)
+        env_at = 10  # Popen(args, bufsize, executable, stdin, stdout, stderr, preexec_fn, close_fds, shell, cwd, env)
+        env = args[env_at] if len(args) > env_at else kwargs.get("env")
+        if env is not None:
+            env = dict(env)
+            if any(isinstance(k, bytes) for k in env):
+                env[TAG_VAR.encode()] = tag.encode()
+            else:
+                env[TAG_VAR] = tag
+            if len(args) > env_at:
+                args = args[:env_at] + (env,) + args[env_at + 1 :]
+            else:
+                kwargs["env"] = env
+        if caps is None:
+            return original(self, *args, **kwargs)
+        with Charged(tag, caps):
+            original(self, *args, **kwargs)
 
     subprocess.Popen.__init__ = init
-
-
-def stop(*_):
-    for process in list(STARTED):
-        try:
-            # Only a process not yet reaped: its pid cannot be someone else's.
-            if process.poll() is not None:
-                continue
-            # A leader's whole group (what it started too), else the process.
-            if os.getpgid(process.pid) == process.pid:
-                os.killpg(process.pid, signal.SIGKILL)
-            else:
-                os.kill(process.pid, signal.SIGKILL)
-        except OSError:
-            pass
-    os._exit(0)
-
-
-def exit_with_parent():
-    parent = os.getppid()
-    while True:
-        time.sleep(0.5)
-        if os.getppid() != parent:
-            stop()
 
 
 def to_json(value, depth=0):
@@ -428,12 +630,14 @@ def main():
             spec = json.loads(variables)
         except ValueError as e:
             say({"error": f"stephost variable loader: bad input ({e})"}, 2)
-        load_variables(spec)
+        # A variable file is code too: what it starts ends when it is read.
+        keep(lambda: load_variables(spec))
     name, args, token = read_input()
-    track_started_processes()
-    # The host asks with SIGTERM, then kills the group a moment later.
-    signal.signal(signal.SIGTERM, stop)
-    threading.Thread(target=exit_with_parent, daemon=True).start()
+    keep(lambda: serve(name, args, token))
+
+
+def serve(name, args, token):
+    charge_processes()
     lib = import_library(name, args)
     server = SimpleXMLRPCServer(
         ("127.0.0.1", 0), requestHandler=handler_for(token), logRequests=False, allow_none=True, encoding="UTF-8"

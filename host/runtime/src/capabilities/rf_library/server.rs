@@ -10,13 +10,16 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use super::RfLibrariesGrant;
 use crate::capabilities::StderrTail;
 use crate::capabilities::http::HostOwned;
+use crate::capabilities::processes::{self, Registration, SessionProcesses};
 
 /// The program the child runs (`python -c`): imports the library with real
 /// Robot Framework and serves it over RF's remote interface.
 const SERVER_SCRIPT: &str = include_str!("server.py");
-/// How long a stopping server has to end what it started before its group
-/// is killed.
+/// How long a stopping server's keeper has to end what the library started
+/// before the host ends it all itself.
 const STOP_GRACE: Duration = Duration::from_secs(2);
+/// Processes one start adds: the keeper and the library's own.
+const PROCESSES_PER_START: usize = 2;
 /// How long a library may take to import before the start is given up (the
 /// step's own timeout may end it sooner).
 const START_TIMEOUT: Duration = Duration::from_secs(60);
@@ -36,24 +39,39 @@ pub(crate) enum StartError {
     /// The environment could not be used.
     #[error("{0}")]
     Environment(String),
+    /// The session or its tenant is at its cap of live processes.
+    #[error("{0}")]
+    Limit(String),
 }
 
 /// A running library server. Dropping it forgets the address, asks the
-/// process to stop (it ends the processes the library started, which RF's
-/// `Start Process` puts in sessions of their own), kills its process group a
-/// moment later whatever it did, and removes the folder.
+/// keeper to stop (it ends everything the library started, however it forked,
+/// which RF's `Start Process` puts in sessions of their own), then, a moment
+/// later whatever the keeper did, kills its process group and ends every
+/// process still carrying its tag ([`processes::sweep`]), and removes the
+/// folder.
 pub(crate) struct Server {
     name: String,
     args: Vec<String>,
     rf_name: String,
     addr: SocketAddr,
     token: String,
-    child: Option<tokio::process::Child>,
+    keeper: Option<Keeper>,
     /// The last of what it wrote to stderr (for the log when it exits).
     stderr: StderrTail,
     group: Option<u32>,
+    /// `STEPHOST_PROCS` of its processes.
+    tag: String,
     host_owned: HostOwned,
     dir: Option<WorkDir>,
+}
+
+/// The process the host started: `server.py` forks the library's process
+/// below it and stays as its keeper. Registered with the host's reaper until
+/// tokio is done with it (the fields drop in this order).
+struct Keeper {
+    child: tokio::process::Child,
+    _registration: Option<Registration>,
 }
 
 /// The child's working and home folder, removed when the server goes (also
@@ -72,11 +90,25 @@ fn kill_group(group: Option<u32>) {
     crate::capabilities::signal_group(group, rustix::process::Signal::KILL);
 }
 
-struct GroupGuard(Option<u32>);
+/// Ends a start's processes (its group, and everything carrying its tag)
+/// unless disarmed: a start abandoned half way, a variable file read.
+struct GroupGuard {
+    group: Option<u32>,
+    tag: Option<String>,
+}
+
+impl GroupGuard {
+    fn disarm(&mut self) -> (Option<u32>, String) {
+        (self.group.take(), self.tag.take().unwrap_or_default())
+    }
+}
 
 impl Drop for GroupGuard {
     fn drop(&mut self) {
-        kill_group(self.0.take());
+        kill_group(self.group.take());
+        if let Some(tag) = self.tag.take() {
+            processes::sweep_in_background(tag, Duration::ZERO, "an RF library process ended");
+        }
     }
 }
 
@@ -88,6 +120,7 @@ impl Server {
         name: &str,
         args: &[String],
         host_owned: &HostOwned,
+        session: &SessionProcesses,
     ) -> Result<Self, StartError> {
         let token = format!(
             "{}{}",
@@ -98,7 +131,7 @@ impl Server {
         let Spawned {
             python,
             dir,
-            mut child,
+            mut keeper,
             mut guard,
             tail,
         } = Spawned::new(
@@ -107,8 +140,10 @@ impl Server {
                 ("STEPHOST_RF_LIBRARY", &library),
                 ("STEPHOST_RF_TOKEN", &token),
             ],
-        )?;
-        let stdout = child.stdout.take().ok_or_else(|| {
+            session,
+        )
+        .await?;
+        let stdout = keeper.child.stdout.take().ok_or_else(|| {
             StartError::Environment("the server's stdout was not captured".into())
         })?;
         let mut line = String::new();
@@ -137,7 +172,7 @@ impl Server {
             Err(Ready::Failed(message)) => return Err(StartError::Import(message)),
             Err(Ready::Garbled) => {
                 // The child may still be writing its traceback: let it finish.
-                let _ = tokio::time::timeout(Duration::from_millis(500), child.wait()).await;
+                let _ = tokio::time::timeout(Duration::from_millis(500), keeper.child.wait()).await;
                 return Err(StartError::Environment(format!(
                     "{} did not start the library server{}",
                     python.display(),
@@ -147,16 +182,17 @@ impl Server {
         };
         let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, ready.port));
         host_owned.add(addr);
-        let group = guard.0.take();
+        let (group, tag) = guard.disarm();
         Ok(Server {
             name: name.to_owned(),
             args: args.to_vec(),
             rf_name: ready.name,
             addr,
             token,
-            child: Some(child),
+            keeper: Some(keeper),
             stderr: tail,
             group,
+            tag,
             host_owned: host_owned.clone(),
             dir: Some(dir),
         })
@@ -177,11 +213,12 @@ impl Server {
         self.name == name && self.args == args
     }
 
-    /// Whether the process still runs.
+    /// Whether the process still runs (its keeper exits as soon as the
+    /// library's process does).
     pub(crate) fn is_alive(&mut self) -> bool {
-        self.child
+        self.keeper
             .as_mut()
-            .is_some_and(|child| matches!(child.try_wait(), Ok(None)))
+            .is_some_and(|keeper| matches!(keeper.child.try_wait(), Ok(None)))
     }
 
     /// The last of what it wrote to stderr.
@@ -207,22 +244,29 @@ impl Server {
 
 /// A running `python -c server.py`: with a cleared environment (the host's own
 /// variables, credentials among them, are not the session's business) but for
-/// `env`, in a fresh folder of its own, in a process group of its own (killed
-/// when `guard` drops unless disarmed), its stderr's tail kept.
+/// `env` and the session's tag, in a fresh folder of its own, in a process
+/// group of its own (ended with everything carrying its tag when `guard` drops
+/// unless disarmed), its stderr's tail kept. Charged to the session's and its
+/// tenant's caps before it starts.
 struct Spawned {
     python: PathBuf,
     dir: WorkDir,
-    child: tokio::process::Child,
+    keeper: Keeper,
     guard: GroupGuard,
     tail: StderrTail,
 }
 
 impl Spawned {
-    fn new(grant: &RfLibrariesGrant, env: &[(&str, &str)]) -> Result<Self, StartError> {
+    async fn new(
+        grant: &RfLibrariesGrant,
+        env: &[(&str, &str)],
+        session: &SessionProcesses,
+    ) -> Result<Self, StartError> {
         let python = grant.python.clone().ok_or_else(|| {
             StartError::Environment("the grant names no `python` for its rf_libraries".into())
         })?;
         let dir = work_dir()?;
+        let tag = session.new_tag();
         let mut command = tokio::process::Command::new(&python);
         command
             .arg("-c")
@@ -237,6 +281,9 @@ impl Spawned {
             .env("LANG", "C.UTF-8")
             .env("PYTHONDONTWRITEBYTECODE", "1")
             .env("PYTHONUNBUFFERED", "1")
+            .env("STEPHOST_RF_WORKDIR", &dir.0)
+            .env(processes::TAG_VAR, &tag)
+            .env(processes::CAPS_VAR, session.caps_json())
             .envs(env.iter().copied())
             .current_dir(&dir.0)
             .stdin(Stdio::null())
@@ -250,10 +297,20 @@ impl Spawned {
             })?;
             command.env("PYTHONPATH", joined);
         }
-        let mut child = command.spawn().map_err(|e| {
+        let charge = session
+            .charge(PROCESSES_PER_START)
+            .await
+            .map_err(StartError::Limit)?;
+        processes::supervise();
+        let (mut child, registration) = processes::spawn(&mut command).map_err(|e| {
             StartError::Environment(format!("cannot run {}: {e}", python.display()))
         })?;
-        let guard = GroupGuard(child.id());
+        // Counted and forked: the tenant's next start may count.
+        drop(charge);
+        let guard = GroupGuard {
+            group: child.id(),
+            tag: Some(tag),
+        };
         let tail = StderrTail::new(STDERR_TAIL);
         if let Some(stderr) = child.stderr.take() {
             tail.follow(stderr);
@@ -261,7 +318,10 @@ impl Spawned {
         Ok(Self {
             python,
             dir,
-            child,
+            keeper: Keeper {
+                child,
+                _registration: registration,
+            },
             guard,
             tail,
         })
@@ -289,18 +349,19 @@ pub(crate) async fn load_variables(
     grant: &RfLibrariesGrant,
     path: &std::path::Path,
     args: &[String],
+    session: &SessionProcesses,
 ) -> Result<String, StartError> {
     let spec = serde_json::json!({ "path": path, "args": args }).to_string();
     // A variable file is code: whatever it started goes when it is done
-    // (`_guard`), and so does its folder (`_dir`).
+    // (its keeper first, then `guard`), and so does its folder (`_dir`).
     let Spawned {
         python,
         dir: _dir,
-        mut child,
-        guard: _guard,
+        mut keeper,
+        mut guard,
         tail,
-    } = Spawned::new(grant, &[("STEPHOST_RF_VARIABLES", &spec)])?;
-    let stdout = child.stdout.take();
+    } = Spawned::new(grant, &[("STEPHOST_RF_VARIABLES", &spec)], session).await?;
+    let stdout = keeper.child.stdout.take();
     let read = async {
         let mut out = Vec::new();
         if let Some(stdout) = stdout {
@@ -321,7 +382,11 @@ pub(crate) async fn load_variables(
             ))
         })?
         .map_err(|e| StartError::Environment(format!("cannot read the Python process: {e}")))?;
-    let _ = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;
+    if let Ok(Ok(_)) = tokio::time::timeout(Duration::from_secs(5), keeper.child.wait()).await {
+        // Waited for, so its group id may be another's by now: the tag alone
+        // finds what is left.
+        guard.group = None;
+    }
     let value: serde_json::Value = serde_json::from_slice(&out).map_err(|_| {
         StartError::Environment(format!(
             "{} did not read the variable file{}",
@@ -345,8 +410,11 @@ impl Drop for Server {
     fn drop(&mut self) {
         self.host_owned.remove(self.addr);
         let group = self.group.take();
-        let child = self.child.take();
+        let keeper = self.keeper.take();
         let dir = self.dir.take();
+        let tag = std::mem::take(&mut self.tag);
+        // Asked at once, so the keeper ends what the library started even
+        // when this host exits right after (a shutdown).
         if let Some(pid) = crate::capabilities::pid(group) {
             let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
         }
@@ -354,15 +422,27 @@ impl Drop for Server {
         // Off the dropping thread (often a runtime worker ending a session):
         // waiting out the grace must not hold it.
         let stopper = move || {
-            if let Some(mut child) = child {
+            let mut reaped = true;
+            if let Some(mut keeper) = keeper {
                 let deadline = std::time::Instant::now() + STOP_GRACE;
-                while matches!(child.try_wait(), Ok(None)) && std::time::Instant::now() < deadline {
+                while matches!(keeper.child.try_wait(), Ok(None))
+                    && std::time::Instant::now() < deadline
+                {
                     std::thread::sleep(Duration::from_millis(20));
                 }
+                reaped = !matches!(keeper.child.try_wait(), Ok(None));
+                // A leader not yet waited for keeps its group id from reuse.
+                if !reaped {
+                    kill_group(group);
+                }
+                let killed = processes::sweep(&tag);
+                if killed > 0 {
+                    tracing::debug!(library = %name, killed, "processes left by an RF library ended");
+                }
+                drop(keeper);
             }
-            kill_group(group);
             drop(dir);
-            tracing::debug!(library = %name, "RF library server stopped");
+            tracing::debug!(library = %name, reaped, "RF library server stopped");
         };
         if std::thread::Builder::new()
             .name("rf-library-stop".into())

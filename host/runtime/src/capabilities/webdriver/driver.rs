@@ -57,6 +57,9 @@ pub(crate) struct Driver {
     /// Sessions opened and not yet deleted: deleted, waiting, when the driver
     /// goes, so the browsers quit cleanly (and clean up after themselves).
     sessions: Mutex<Vec<String>>,
+    /// Keeps the host's reaper off the driver's exit status while `child`
+    /// lives (it is dropped after `child`).
+    _registration: Option<crate::capabilities::processes::Registration>,
 }
 
 impl Driver {
@@ -125,8 +128,7 @@ impl Driver {
             .stderr(Stdio::piped())
             .kill_on_drop(true)
             .process_group(0);
-        let mut child = command
-            .spawn()
+        let (mut child, registration) = crate::capabilities::processes::spawn(&mut command)
             .map_err(|e| format!("cannot run {}: {e}", program.display()))?;
         let group = child.id();
         let tail = StderrTail::new(STDERR_TAIL);
@@ -140,6 +142,7 @@ impl Driver {
             group,
             profiles: Mutex::new(Vec::new()),
             sessions: Mutex::new(Vec::new()),
+            _registration: registration,
         };
         let deadline = Instant::now() + Duration::from_millis(config.driver_start_timeout_ms);
         loop {

@@ -175,12 +175,74 @@ pub(crate) fn os_error(error: &io::Error, path: &str, other: Option<&str>) -> Rf
             Ok(folder) if folder.read_only => read_only(path, &folder),
             _ => escaped(path),
         },
+        Some(Errno::Known(n)) if let Some(quota) = disk_quota_refusal(n) => {
+            let (class, text) = describe_errno(EDQUOT);
+            RfError::py(
+                class,
+                format!("[Errno {EDQUOT}] {text}: {target} ({quota})"),
+            )
+        }
         Some(Errno::Known(n)) => {
             let (class, text) = describe_errno(n);
             RfError::py(class, format!("[Errno {n}] {text}: {target}"))
         }
         None => RfError::py("OSError", format!("{}: {target}", kind_text(error))),
     }
+}
+
+/// Linux's "Disk quota exceeded", which a write refused at the tenant's disk
+/// quota fails with (WASI `quota`).
+const EDQUOT: i32 = 122;
+
+/// Linux's "Input/output error".
+const EIO: i32 = 5;
+
+/// The environment variable in which the host describes the instance's disk
+/// quota, and after a refused write the refusal (which quota, its value).
+const DISK_QUOTA_ENV: &str = "STEPHOST_DISK_QUOTA";
+
+/// The environment variable counting the host's refusals of this instance's
+/// writes.
+const DISK_REFUSALS_ENV: &str = "STEPHOST_DISK_QUOTA_REFUSALS";
+
+/// The refusals of this instance's writes already reported.
+static REPORTED_REFUSALS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// When a failure with Linux errno `n` is the host refusing a write at the
+/// tenant's disk quota, the host's words for it. EDQUOT always is; EIO is when
+/// the host refused a write since the last failure reported: wasi-libc turns
+/// the error of a stream write into EIO without asking the host which it was.
+fn disk_quota_refusal(n: i32) -> Option<String> {
+    if n != EDQUOT && n != EIO {
+        return None;
+    }
+    let words = host_env(DISK_QUOTA_ENV);
+    let refusals = host_env(DISK_REFUSALS_ENV).and_then(|c| c.parse::<u64>().ok());
+    let fresh = refusals.is_some_and(|count| {
+        REPORTED_REFUSALS.fetch_max(count, std::sync::atomic::Ordering::Relaxed) < count
+    });
+    if n == EIO && !fresh {
+        return None;
+    }
+    Some(words.unwrap_or_else(|| {
+        "the tenant's disk quota in granted folders (limits.disk_bytes, limits.disk_files) is reached".into()
+    }))
+}
+
+/// A variable of the environment the host gives now: the host changes the
+/// disk quota's while the instance lives, so it is asked each time rather than
+/// read from std's copy of the environment taken at start.
+#[cfg(target_arch = "wasm32")]
+fn host_env(name: &str) -> Option<String> {
+    wasi::cli::environment::get_environment()
+        .into_iter()
+        .find_map(|(key, value)| (key == name).then_some(value))
+}
+
+/// Natively: the process environment.
+#[cfg(not(target_arch = "wasm32"))]
+fn host_env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
 }
 
 /// The refusal for a path that resolves outside every granted folder.
@@ -207,6 +269,7 @@ fn linux_errno(error: &io::Error) -> Option<Errno> {
             2 => 13,  // EACCES
             8 => 9,   // EBADF
             10 => 16, // EBUSY
+            19 => EDQUOT,
             20 => 17, // EEXIST
             22 => 27, // EFBIG
             28 => 22, // EINVAL
@@ -260,6 +323,7 @@ fn describe_errno(n: i32) -> (&'static str, &'static str) {
         39 => ("OSError", "Directory not empty"),
         40 => ("OSError", "Too many levels of symbolic links"),
         95 => ("OSError", "Operation not supported"),
+        EDQUOT => ("OSError", "Disk quota exceeded"),
         _ => ("OSError", "Unknown error"),
     }
 }

@@ -463,3 +463,20 @@ fn huge_files_and_directories_are_bounded() {
     std::fs::write(&f, "x\n".repeat(600_000)).expect("write");
     assert_eq!(ok(&mut s, "Grep File", &[&f, "y"]).repr(), "''");
 }
+
+#[test]
+fn a_write_refused_at_the_disk_quota_names_the_quota() {
+    // Linux's EDQUOT natively; in the component, WASI's `quota` (wasi-libc 19).
+    let refused = std::io::Error::from_raw_os_error(122);
+    let message = sandbox::os_error(&refused, "/srv/acme/big.txt", None).to_string();
+    assert!(
+        message.starts_with("OSError: [Errno 122] Disk quota exceeded: '/srv/acme/big.txt' ("),
+        "{message}"
+    );
+    // Without the host's words (natively, no STEPHOST_DISK_QUOTA), the keys still.
+    assert!(
+        message.contains("limits.disk_bytes") && message.contains("limits.disk_files"),
+        "{message}"
+    );
+    assert!(!message.contains("Input/output"), "{message}");
+}
