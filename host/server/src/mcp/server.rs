@@ -155,8 +155,16 @@ impl StepServer {
         let mut generic = None;
         let mapped = match &options {
             Ok(options) => {
-                let (mapped, returned) = map_arguments(dialect, args, &tenant, saved).await;
-                args = returned;
+                // Inline for the built-in dialects: `resume_batch` keys its
+                // claim by where the arguments live, so they must not move
+                // between mapping and rendering.
+                let mapped = if saved {
+                    let (mapped, returned) = map_saved_arguments(dialect, args, &tenant).await;
+                    args = returned;
+                    mapped
+                } else {
+                    dialect.to_batch(&args, tenant.catalog(), tenant.limits())
+                };
                 mapped.map(|mut batch| {
                     if options.dry_run
                         && let Some(obj) = batch.as_object_mut()
@@ -227,27 +235,22 @@ impl StepServer {
     }
 }
 
-/// A tool's arguments mapped to a generic batch, and the arguments back.
+/// A saved batch's arguments mapped to a generic batch, and the arguments
+/// back.
 ///
-/// A saved batch's mapping validates the arguments against a schema its
+/// The mapping validates the arguments against a schema its
 /// tenant wrote and copies parameters into its steps: work that grows with
 /// what the tenant chose, so it runs on a blocking thread (under the
 /// admission the caller holds), never on a worker that serves every
-/// tenant's connections. The built-in dialects' mapping is linear in the
-/// arguments and stays inline.
-async fn map_arguments(
+/// tenant's connections.
+async fn map_saved_arguments(
     dialect: &Arc<dyn Dialect>,
     args: Map<String, Value>,
     tenant: &Arc<Tenant>,
-    saved: bool,
 ) -> (
     Result<Value, Vec<stephost_batch::Problem>>,
     Map<String, Value>,
 ) {
-    if !saved {
-        let mapped = dialect.to_batch(&args, tenant.catalog(), tenant.limits());
-        return (mapped, args);
-    }
     let dialect = dialect.clone();
     let tenant = tenant.clone();
     let task = tokio::task::spawn_blocking(move || {
