@@ -86,6 +86,9 @@ class Setup:
 
     # [server.http] max_body_bytes: the documented default, 4 MiB.
     max_body_bytes: int = 4 * MIB
+    # [server.http] max_inflight_bytes_per_tenant: what one tenant's request
+    # bodies in flight may cost once parsed (estimated before parsing).
+    inflight_bytes_per_tenant: int = 256 * MIB  # the default
     # [limits] max_input_depth (host-wide; tenants cannot narrow it): the default.
     max_input_depth: int = 64
     # [server]
@@ -177,6 +180,7 @@ metrics_token_sha256 = "{sha(metrics_token)}"
 
 [server.http]
 max_body_bytes = {setup.max_body_bytes}
+max_inflight_bytes_per_tenant = {setup.inflight_bytes_per_tenant}
 max_connections = {setup.max_connections}
 max_connections_per_peer = {setup.max_connections_per_peer}
 
@@ -273,10 +277,10 @@ def rss_bounds(setup: Setup, baseline_host: int, plugins: list[str]) -> dict:
       + sum over tenants  max_concurrent_batches x max_report_bytes x K_REPORT
       + sum over tenants  max_sessions x max_session_vars_bytes
       + sum over tenants  64 MiB of traces
-      + concurrency x max_body_bytes x K_BODY     requests in flight
+      + sum over tenants  max_inflight_bytes_per_tenant   requests in flight,
+                                                 charged by their parsed size
       + SLACK
-    with K_REPORT = 4 (the report, its JSON, the text rendering, the SSE frame)
-    and K_BODY = 2 (the body, its parsed value);
+    with K_REPORT = 4 (the report, its JSON, the text rendering, the SSE frame);
 
     WebAssembly pool <= sum over tenants max_sessions x (plugins + 1) x memory_mib
     (every instance, and a Python evaluator per session, at its memory limit:
@@ -284,14 +288,14 @@ def rss_bounds(setup: Setup, baseline_host: int, plugins: list[str]) -> dict:
 
     whole process (VmHWM) <= host part + pool part.
     """
-    k_report, k_body, trace_store, slack = 4, 2, 64 * MIB, 64 * MIB
+    k_report, trace_store, slack = 4, 64 * MIB, 64 * MIB
     tenants = [(setup.attacker, len(plugins)), (setup.victim, len(setup.victim_plugins))]
     terms = {
         "baseline": baseline_host,
         "reports": sum(t["max_concurrent_batches"] * t["max_report_bytes"] * k_report for t, _ in tenants),
         "session_vars": sum(t["max_sessions"] * t["max_session_vars_bytes"] for t, _ in tenants),
         "traces": trace_store * len(tenants),
-        "bodies": setup.concurrency * setup.max_body_bytes * k_body,
+        "bodies": setup.inflight_bytes_per_tenant * len(tenants),
         "slack": slack,
     }
     host = sum(terms.values())
@@ -299,7 +303,7 @@ def rss_bounds(setup: Setup, baseline_host: int, plugins: list[str]) -> dict:
     pool = sum(t["max_sessions"] * (n + 1) * t["memory_mib"] * MIB for t, n in tenants)
     return {"host": host, "pool": pool, "total": host + pool, "terms": terms,
             "formula": "host <= baseline + sum(cb x report x 4) + sum(sessions x vars) + tenants x 64 MiB traces"
-                       " + concurrency x max_body x 2 + 64 MiB; pool <= sum(sessions x (plugins + 1) x memory_mib)"}
+                       " + tenants x max_inflight_bytes_per_tenant + 64 MiB; pool <= sum(sessions x (plugins + 1) x memory_mib)"}
 
 
 def response_bound(setup: Setup) -> int:
