@@ -15,7 +15,6 @@ evaluations in fresh sessions included, must all succeed throughout, while alpha
 
 import asyncio
 import contextlib
-import hashlib
 import json
 import re
 import secrets
@@ -28,27 +27,10 @@ import httpx
 import pytest
 
 from conftest import WITH_TESTKIT, HttpServer, RawResult, http_session_with_id, stateless_call
+# The same two tenants and operator token as the abuse suite.
+from test_abuse import A_TOKEN, B_TOKEN, METRICS_TOKEN, TENANTS, sha  # noqa: F401
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(300)]
-
-
-def sha(token):
-    return hashlib.sha256(token.encode()).hexdigest()
-
-
-A_TOKEN = "alpha-" + secrets.token_hex(16)
-B_TOKEN = "beta-" + secrets.token_hex(16)
-METRICS_TOKEN = "operator-" + secrets.token_hex(16)
-
-TENANTS = f"""
-[[tenants]]
-id = "alpha"
-token_sha256 = ["{sha(A_TOKEN)}"]
-
-[[tenants]]
-id = "beta"
-token_sha256 = ["{sha(B_TOKEN)}"]
-"""
 
 
 @contextlib.contextmanager

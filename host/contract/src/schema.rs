@@ -25,6 +25,11 @@ const PATTERN_DFA_LIMIT: usize = 1 << 20;
 /// What stops it compiling: a `$ref` that resolves nowhere, a pattern the
 /// linear engine cannot run (look-around, backreferences) or that is too big.
 pub fn validator_for(schema: &Value) -> Result<jsonschema::Validator, String> {
+    compile(schema).map_err(|e| describe(&e))
+}
+
+/// The one set of options every schema here is compiled with.
+fn compile(schema: &Value) -> Result<jsonschema::Validator, jsonschema::ValidationError<'static>> {
     jsonschema::options()
         .with_pattern_options(
             jsonschema::PatternOptions::regex()
@@ -32,7 +37,6 @@ pub fn validator_for(schema: &Value) -> Result<jsonschema::Validator, String> {
                 .dfa_size_limit(PATTERN_DFA_LIMIT),
         )
         .build(schema)
-        .map_err(|e| describe(&e))
 }
 
 /// A compile error as a sentence, with what to do about a pattern.
@@ -53,17 +57,9 @@ fn describe(e: &jsonschema::ValidationError<'_>) -> String {
 /// What stops `schema` compiling as [`validator_for`] compiles it: where in
 /// the schema, as a JSON pointer, and why; `None` when it compiles.
 pub fn problem(schema: &Value) -> Option<(String, String)> {
-    match jsonschema::options()
-        .with_pattern_options(
-            jsonschema::PatternOptions::regex()
-                .size_limit(PATTERN_SIZE_LIMIT)
-                .dfa_size_limit(PATTERN_DFA_LIMIT),
-        )
-        .build(schema)
-    {
-        Ok(_) => None,
-        Err(e) => Some((e.schema_path().to_string(), describe(&e))),
-    }
+    compile(schema)
+        .err()
+        .map(|e| (e.schema_path().to_string(), describe(&e)))
 }
 
 #[cfg(test)]
