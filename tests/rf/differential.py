@@ -174,7 +174,7 @@ def step(keyword, args, assign=None, label=None):
 def stephost_command(stephost, plugin_dirs, tmp, folders=()):
     """`stephost` with `--plugins` for each folder and, unless STEPHOST_CONFIG is set, a
     config in `tmp`: room for the whole corpus in one batch (more steps than the default
-    limit), and when a folder holds an `rf.wasm`, the built-in `rf` left out (the host
+    limit) or in a session per test (more sessions and pool slots than the defaults), and when a folder holds an `rf.wasm`, the built-in `rf` left out (the host
     refuses two plugins of a name) and the built-in's loopback HTTP grant given to that
     file (a replacement gets only a grant that names its file); `folders` are granted
     to rf writable."""
@@ -182,7 +182,11 @@ def stephost_command(stephost, plugin_dirs, tmp, folders=()):
     for d in plugin_dirs:
         cmd += ["--plugins", d]
     if "STEPHOST_CONFIG" not in os.environ:
-        lines = ["[limits]", "max_steps_per_batch = 100000", ""]
+        # One claimed session per corpus test, never ended (stdio has no DELETE):
+        # the pool and the session table hold the whole corpus at once.
+        lines = ["[limits]", "max_steps_per_batch = 100000", "",
+                 "[engine]", "max_instances = 8192", "",
+                 "[sessions]", "max_sessions = 5000", ""]
         dev = [Path(d) / "rf.wasm" for d in plugin_dirs if (Path(d) / "rf.wasm").exists()]
         grant = [f"folders = [{', '.join(f'{{ path = {json.dumps(str(f))}, read_only = false }}' for f in folders)}]"] if folders else []
         if dev:

@@ -121,27 +121,26 @@ impl TenantQuota {
     }
 
     /// Admits one batch or says which limit stops it. The rate is checked
-    /// first so a rejected batch does not hold a concurrency slot.
+    /// first so a rejected batch does not hold a concurrency slot, and a start
+    /// is counted only once both concurrency permits are held: a call refused
+    /// as busy did not start, so it does not use up the tenant's minute.
     pub fn admit(&self, server: &ServerQuota) -> Result<Admission, Rejection> {
         let now = Instant::now();
+        let mut started = self.started.lock().unwrap_or_else(|e| e.into_inner());
+        while started
+            .front()
+            .is_some_and(|t| now.duration_since(*t) >= WINDOW)
         {
-            let mut started = self.started.lock().unwrap_or_else(|e| e.into_inner());
-            while started
-                .front()
-                .is_some_and(|t| now.duration_since(*t) >= WINDOW)
-            {
-                started.pop_front();
-            }
-            if started.len() >= self.per_minute as usize {
-                let oldest = started.front().copied().unwrap_or(now);
-                let wait = WINDOW.saturating_sub(now.duration_since(oldest));
-                return Err(Rejection::RateLimited {
-                    tenant: self.tenant.clone(),
-                    limit: self.per_minute,
-                    retry_after_s: wait.as_secs().max(1),
-                });
-            }
-            started.push_back(now);
+            started.pop_front();
+        }
+        if started.len() >= self.per_minute as usize {
+            let oldest = started.front().copied().unwrap_or(now);
+            let wait = WINDOW.saturating_sub(now.duration_since(oldest));
+            return Err(Rejection::RateLimited {
+                tenant: self.tenant.clone(),
+                limit: self.per_minute,
+                retry_after_s: wait.as_secs().max(1),
+            });
         }
         let tenant =
             self.running
@@ -160,6 +159,7 @@ impl TenantQuota {
                     limit: server.limit,
                     retry_after_s: 1,
                 })?;
+        started.push_back(now);
         Ok(Admission {
             _tenant: tenant,
             _server: server,
@@ -209,5 +209,24 @@ mod tests {
             err.to_string().contains("limits.batches_per_minute = 2"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_call_refused_as_busy_does_not_use_up_the_minute() {
+        let server = ServerQuota::new(100);
+        let quota = TenantQuota::new("acme", 1, 2);
+        let running = quota.admit(&server).expect("1");
+        for _ in 0..10 {
+            let err = quota.admit(&server).err().expect("busy");
+            assert_eq!(err.code(), "busy");
+        }
+        drop(running);
+        drop(
+            quota
+                .admit(&server)
+                .expect("the second start of the minute"),
+        );
+        let err = quota.admit(&server).err().expect("3 in a minute");
+        assert_eq!(err.code(), "rate-limited");
     }
 }
