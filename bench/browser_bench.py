@@ -41,8 +41,9 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGE_JS = (ROOT / "plugins" / "browser" / "src" / "page.js").read_text()
-PLAYWRIGHT_MCP = "@playwright/mcp@0.0.83"
+# The page library as the plugin sends it: accname.js, then page.js (page.rs).
+PAGE_JS = "".join((ROOT / "plugins" / "browser" / "src" / f).read_text() for f in ("accname.js", "page.js"))
+PLAYWRIGHT_MCP = "@playwright/mcp@0.0.86"
 
 FORM = """<!doctype html><html><head><title>Signup</title></head><body>
 <h1>Sign up</h1>

@@ -7,7 +7,7 @@ The measure is what a client puts in a model's context: the JSON of each tool in
 `tools/list` (`tool.model_dump(by_alias=True, exclude_none=True)`), summed.
 Every profile runs over stdio with `DISPLAY` removed, except that the
 `desktop` profiles name desktop explicitly. Playwright MCP (`npx
-@playwright/mcp@0.0.83 --executable-path /usr/bin/chromium --headless
+@playwright/mcp@0.0.86 --executable-path /usr/bin/chromium --headless
 --isolated`) is measured the same way; it is skipped when npx is missing or
 fails.
 """
@@ -25,7 +25,7 @@ from mcp.client.stdio import stdio_client
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = os.environ.get("STEPHOST_BIN", str(ROOT / "target" / "release" / "stephost"))
-PLAYWRIGHT_MCP = "@playwright/mcp@0.0.83"
+PLAYWRIGHT_MCP = "@playwright/mcp@0.0.86"
 
 # (label, serve arguments); the e2e test tests/e2e/test_tool_surface.py uses the same.
 PROFILES = [

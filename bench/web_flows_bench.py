@@ -18,6 +18,11 @@ servers:
                   browser_handle_dialog to act. A ref read from a snapshot is reused
                   while the page it came from is still showing.
 
+The flows of tests/e2e/test_web_apps_pypi.py (issue 40: Django's admin, JupyterLab,
+Shiny, Dash and MkDocs Material, installed from PyPI by scripts/webapps.sh) run too,
+against the same app setups (tests/e2e/web_apps.py); `--only Django JupyterLab Shiny
+Dash MkDocs` runs just those.
+
 Every flow checks its end state independently of the tools' claims, with the same
 checks as the test file (the page's DOM or localStorage through each server's
 JS-evaluate tool, datasette's SQLite file). A flow passes only on the first try (no
@@ -55,6 +60,7 @@ import tempfile
 import threading
 import time
 import traceback
+import urllib.request
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -65,13 +71,14 @@ from mcp.client.stdio import stdio_client
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 from web_apps import (  # noqa: E402  (the test suite's app servers, found through the path above)
-    DOCS, JQUI, TODO, click, fetched, fill, free_port, garden_server, httpbin_server, key, nav, press, ref_on_line,
-    static_site, type_into, typing,
+    DJANGO_PASSWORD, DJANGO_USER, DOCS, JQUI, TODO, click, dash_server, django_site, fetched, fill, free_port,
+    garden_server, httpbin_server, jupyter_server, key, mkdocs_site, nav, press, pypi_fetched, ref_on_line,
+    shiny_server, static_site, stop, type_into, typing,
 )
 
 BENCH_CACHE = ROOT / ".cache" / "bench"
-PW_VERSION = "0.0.83"
-PW_DIR = BENCH_CACHE / "playwright-mcp"
+PW_VERSION = "0.0.86"
+PW_DIR = BENCH_CACHE / f"playwright-mcp-{PW_VERSION}"
 PW_BIN = PW_DIR / "node_modules" / ".bin" / "playwright-mcp"
 PW_ARGS = ["--headless", "--isolated", "--no-sandbox", "--executable-path", "/usr/bin/chromium"]
 
@@ -81,26 +88,56 @@ SQL = "select name, height from plants where color = 'red' order by height desc"
 # --- the app servers: the test file's (tests/e2e/web_apps.py) --------------------
 
 class Apps:
-    """The static site, httpbin and datasette (garden.db), started once for the run."""
+    """The static site, httpbin and datasette (garden.db), started once for the run;
+    with pypi=True also the PyPI apps of tests/e2e/test_web_apps_pypi.py (issue 40):
+    Django's admin, JupyterLab, Shiny, Dash and an MkDocs Material site."""
+
+    def __init__(self, pypi=False):
+        self.with_pypi = pypi
+        self.serial = 0
 
     def __enter__(self):
         self.server, self.site = static_site()
         self.procs = []
+        self.servers = [self.server]
         proc, self.httpbin = httpbin_server()
         self.procs.append(proc)
         self.tmp = Path(tempfile.mkdtemp(prefix="web-flows-bench-"))
         self.db = self.tmp / "garden.db"
         proc, self.datasette = garden_server(self.db)
         self.procs.append(proc)
+        if self.with_pypi:
+            self.pypi_procs = []
+            for name in ("django", "jupyter", "shiny", "dash", "mkdocs"):
+                (self.tmp / name).mkdir()
+            proc, self.django, self.django_db = django_site(self.tmp / "django")
+            self.pypi_procs.append(proc)
+            self.jupyter_token = "bench-token-40"
+            proc, self.jupyter, self.jupyter_work = jupyter_server(self.tmp / "jupyter", self.jupyter_token)
+            self.pypi_procs.append(proc)
+            proc, self.shiny, self.shiny_log = shiny_server(self.tmp / "shiny")
+            self.pypi_procs.append(proc)
+            proc, self.dash, self.dash_log = dash_server(self.tmp / "dash")
+            self.pypi_procs.append(proc)
+            server, self.mkdocs = mkdocs_site(self.tmp / "mkdocs")
+            self.servers.append(server)
         return self
 
+    def next(self):
+        """A number new in this run, for values each flow run makes its own."""
+        self.serial += 1
+        return self.serial
+
     def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
+        for server in self.servers:
+            server.shutdown()
+            server.server_close()
         for proc in self.procs:
             proc.terminate()
             with contextlib.suppress(Exception):
                 proc.wait(timeout=10)
+        for proc in getattr(self, "pypi_procs", []):
+            stop(proc)
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
@@ -579,6 +616,242 @@ class Datasette:
         check(sql == SQL, sql)
 
 
+# --- issue 40: the PyPI apps of tests/e2e/test_web_apps_pypi.py, same flows and checks.
+# Each flow run makes its own values (apps.next()), since every side and run shares
+# the servers; JupyterLab opens with ?reset, so each run starts from its launcher.
+
+NOTEBOOK_CODE = "print(sum(range(10)) * 1001)"
+
+
+def page_text(c):
+    return c.js("document.body.innerText")
+
+
+@flow("Django admin: add a book")
+class DjangoAdmin:
+    async def stephost(c, apps):
+        c.title = f"Kindred {apps.next()}"
+        await c.call("navigate", {"tabId": 1, "url": f"{apps.django}/admin/"})
+        tree = (await c.call("read_page", {"tabId": 1, "filter": "interactive"}))["tree"]
+        await c.batch([
+            {"name": "form_input", "input": {"tabId": 1, "ref": ref_on_line(tree, "Username"), "value": DJANGO_USER}},
+            {"name": "form_input", "input": {"tabId": 1, "ref": ref_on_line(tree, "Password"), "value": DJANGO_PASSWORD}},
+            click(ref_on_line(tree, "Log in")),
+        ])
+        index = (await c.call("read_page", {"tabId": 1, "filter": "interactive"}))["tree"]
+        await c.call("computer", {"tabId": 1, "action": "left_click", "ref": ref_on_line(index, '"Add"', "book/add/")})
+        tree = (await c.call("read_page", {"tabId": 1, "filter": "interactive"}))["tree"]
+        await c.batch([
+            {"name": "form_input", "input": {"tabId": 1, "ref": ref_on_line(tree, 'textbox "Title:"'), "value": c.title}},
+            {"name": "form_input", "input": {"tabId": 1, "ref": ref_on_line(tree, 'combobox "Author:"'), "value": "Octavia E. Butler"}},
+            {"name": "form_input", "input": {"tabId": 1, "ref": ref_on_line(tree, 'textbox "Publication date:"'), "value": "1979-06-01"}},
+            {"name": "form_input", "input": {"tabId": 1, "ref": ref_on_line(tree, 'checkbox "In print"'), "value": True}},
+            click(ref_on_line(tree, 'button "Save"')),
+        ])
+
+    async def stephost_batch(c, apps):
+        c.title = f"Kindred {apps.next()}"
+        await c.batch([
+            nav(f"{apps.django}/admin/library/book/add/"),
+            fill("Username", DJANGO_USER), fill("Password", DJANGO_PASSWORD), press("Log in button"),
+            fill("Title field", c.title), fill("Author select", "Octavia E. Butler"),
+            fill("Publication date field", "1979-06-01"), fill("In print checkbox", True), press("Save button"),
+        ])
+
+    async def playwright(c, apps):
+        c.title = f"Kindred {apps.next()}"
+        await c.call("browser_navigate", {"url": f"{apps.django}/admin/"})
+        await c.snapshot()
+        await c.call("browser_fill_form", {"fields": [
+            {"name": "Username", "type": "textbox", "target": c.ref("textbox", "Username"), "value": DJANGO_USER},
+            {"name": "Password", "type": "textbox", "target": c.ref("textbox", "Password"), "value": DJANGO_PASSWORD},
+        ]})
+        await c.call("browser_click", {"element": "Log in button", "target": c.ref("button", "Log in")})
+        await c.snapshot()
+        # The index's rows: "Books", then its "Add" link.
+        await c.call("browser_click", {"element": "Add book link", "target": c.ref_after("link", 'link "Books"')})
+        await c.snapshot()
+        await c.call("browser_fill_form", {"fields": [
+            {"name": "Title", "type": "textbox", "target": c.ref("textbox", "Title"), "value": c.title},
+            {"name": "Author", "type": "combobox", "target": c.ref("combobox", "Author"), "value": "Octavia E. Butler"},
+            {"name": "Publication date", "type": "textbox", "target": c.ref("textbox", "Publication date"), "value": "1979-06-01"},
+            {"name": "In print", "type": "checkbox", "target": c.ref("checkbox", "In print"), "value": "true"},
+        ]})
+        await c.call("browser_click", {"element": "Save button", "target": exact_ref(c.snap, "button", "Save")})
+
+    async def verify(c, apps):
+        with sqlite3.connect(apps.django_db) as conn:
+            rows = conn.execute(
+                "select b.published, b.in_print, a.name from library_book b join library_author a on a.id = b.author_id"
+                " where b.title = ?", (c.title,)).fetchall()
+        check(rows == [("1979-06-01", 1, "Octavia E. Butler")], rows)
+
+
+@flow("JupyterLab: run a cell, save")
+class JupyterLab:
+    def url(apps):
+        return f"{apps.jupyter}/lab?reset&token={apps.jupyter_token}"
+
+    async def stephost(c, apps):
+        c.file = f"sums{apps.next()}.ipynb"
+        await c.call("navigate", {"tabId": 1, "url": JupyterLab.url(apps)})
+        tile = (await c.call("wait_for_page", {"tabId": 1, "condition": "appears", "by": "description",
+                                               "pattern": "Python 3 (ipykernel)"}))["match"]
+        await c.call("computer", {"tabId": 1, "action": "left_click", "ref": tile["ref"]})
+        await c.batch([
+            type_into("textbox", NOTEBOOK_CODE), key("shift+Return"),
+            {"name": "wait_for", "input": {"tabId": 1, "text": "45045", "timeout_ms": 20000}}, key("ctrl+s"),
+            fill("File name", c.file), press("Rename and Save button"),
+        ])
+
+    async def stephost_batch(c, apps):
+        c.file = f"sums{apps.next()}.ipynb"
+        await c.batch([
+            nav(JupyterLab.url(apps)), press("Python 3 (ipykernel) notebook"),
+            type_into("code cell editor", NOTEBOOK_CODE), key("shift+Return"),
+            {"name": "wait_for", "input": {"tabId": 1, "text": "45045", "timeout_ms": 20000}}, key("ctrl+s"),
+            fill("File name", c.file), press("Rename and Save button"),
+        ])
+
+    async def playwright(c, apps):
+        c.file = f"sums{apps.next()}.ipynb"
+        await c.call("browser_navigate", {"url": JupyterLab.url(apps)})
+        # JupyterLab draws its launcher after the page has loaded.
+        await c.call("browser_wait_for", {"text": "Python 3 (ipykernel)"})
+        await c.snapshot()
+        # The tiles are unnamed buttons, each under its section's heading.
+        await c.call("browser_click", {"element": "Python 3 (ipykernel) notebook tile",
+                                       "target": c.ref_after("button", 'heading "Notebook"')})
+        await c.snapshot()
+        editor = c.ref("textbox", "")
+        await c.call("browser_type", {"element": "code cell editor", "target": editor, "text": NOTEBOOK_CODE})
+        await c.call("browser_press_key", {"key": "Shift+Enter"})
+        await c.call("browser_wait_for", {"text": "45045"})
+        await c.call("browser_press_key", {"key": "Control+s"})
+        await c.snapshot()
+        await c.call("browser_type", {"element": "File name", "target": c.ref("textbox", "File name"), "text": c.file})
+        await c.call("browser_click", {"element": "Rename and Save button", "target": c.ref("button", "Rename and Save")})
+
+    async def verify(c, apps):
+        path = apps.jupyter_work / c.file
+        check(path.exists(), f"no {path.name}: {sorted(p.name for p in apps.jupyter_work.iterdir())}")
+        cells = json.loads(path.read_text())["cells"]
+        check(cells and "".join(cells[0]["source"]) == NOTEBOOK_CODE, cells)
+        outputs = ["".join(o.get("text", "")) for o in cells[0]["outputs"]]
+        check(outputs == ["45045\n"], outputs)
+
+    def after(apps):
+        """Ends the notebook sessions (their kernels would be listed, hidden, in the
+        next run's page)."""
+        api = f"{apps.jupyter}/api/sessions"
+        auth = {"Authorization": f"token {apps.jupyter_token}"}
+        for session in json.loads(urllib.request.urlopen(urllib.request.Request(api, headers=auth), timeout=10).read()):
+            gone = urllib.request.Request(f"{api}/{session['id']}", headers=auth, method="DELETE")
+            urllib.request.urlopen(gone, timeout=10).read()
+
+
+@flow("Shiny: slider + text")
+class Shiny:
+    async def stephost(c, apps):
+        c.name = f"Ada{apps.next()}"
+        await c.call("navigate", {"tabId": 1, "url": apps.shiny})
+        slider = await c.first("Number of cups")
+        await c.call("form_input", {"tabId": 1, "ref": slider["ref"], "value": 12})
+        name = await c.first("Your name")
+        await c.batch([click(name["ref"]), typing(c.name)])
+        await c.call("wait_for_page", {"tabId": 1, "text": f"{c.name} orders"})
+
+    async def stephost_batch(c, apps):
+        c.name = f"Ada{apps.next()}"
+        await c.batch([
+            nav(apps.shiny), fill("Number of cups slider", 12), type_into("Your name", c.name),
+            {"name": "wait_for", "input": {"tabId": 1, "text": f"{c.name} orders"}},
+        ])
+
+    async def playwright(c, apps):
+        c.name = f"Ada{apps.next()}"
+        await c.call("browser_navigate", {"url": apps.shiny})
+        await c.snapshot()
+        slider = exact_ref(c.snap, "slider", "Number of cups") or c.ref("textbox", "Number of cups")
+        await c.call("browser_fill_form", {"fields": [
+            {"name": "Number of cups", "type": "slider", "target": slider, "value": "12"},
+            {"name": "Your name", "type": "textbox", "target": c.ref("textbox", "Your name"), "value": c.name},
+        ]})
+        await c.call("browser_wait_for", {"text": f"{c.name} orders"})
+
+    async def verify(c, apps):
+        text = await page_text(c)
+        check(f"{c.name} orders 12 cups" in text, text)
+        lines = apps.shiny_log.read_text().splitlines()
+        check(f"cups=12 name={c.name}" in lines, lines[-5:])
+
+
+@flow("Dash: slider + text")
+class Dash:
+    async def stephost(c, apps):
+        c.name = f"Fern{apps.next()}"
+        await c.call("navigate", {"tabId": 1, "url": apps.dash})
+        tree = (await c.call("read_page", {"tabId": 1, "filter": "interactive"}))["tree"]
+        await c.batch([
+            {"name": "form_input", "input": {"tabId": 1, "ref": ref_on_line(tree, "- slider "), "value": 7}},
+            click(ref_on_line(tree, 'textbox "Plant name"')), typing(c.name),
+        ])
+        await c.call("wait_for_page", {"tabId": 1, "text": f"{c.name} gets"})
+
+    async def stephost_batch(c, apps):
+        c.name = f"Fern{apps.next()}"
+        await c.batch([
+            nav(apps.dash), fill("Litres per week slider", 7), type_into("Plant name", c.name),
+            {"name": "wait_for", "input": {"tabId": 1, "text": f"{c.name} gets"}},
+        ])
+
+    async def playwright(c, apps):
+        c.name = f"Fern{apps.next()}"
+        await c.call("browser_navigate", {"url": apps.dash})
+        await c.snapshot()
+        await c.call("browser_fill_form", {"fields": [
+            {"name": "Litres per week", "type": "slider", "target": c.ref("slider", ""), "value": "7"},
+            {"name": "Plant name", "type": "textbox", "target": c.ref("textbox", "Plant name"), "value": c.name},
+        ]})
+        await c.call("browser_wait_for", {"text": f"{c.name} gets"})
+
+    async def verify(c, apps):
+        text = await page_text(c)
+        check(f"{c.name} gets 7 litres" in text, text)
+        lines = apps.dash_log.read_text().splitlines()
+        check(f"litres=7 plant={c.name}" in lines, lines[-5:])
+
+
+@flow("MkDocs Material search")
+class MkDocs:
+    async def stephost(c, apps):
+        await c.call("navigate", {"tabId": 1, "url": apps.mkdocs + "/"})
+        box = await c.first("Search box")
+        await c.batch([click(box["ref"]), typing("emitters")])
+        hit = await c.first("Drip irrigation link")
+        await c.call("computer", {"tabId": 1, "action": "left_click", "ref": hit["ref"]})
+
+    async def stephost_batch(c, apps):
+        await c.batch([nav(apps.mkdocs + "/"), type_into("Search box", "emitters"), press("Drip irrigation link")])
+
+    async def playwright(c, apps):
+        await c.call("browser_navigate", {"url": apps.mkdocs + "/"})
+        await c.snapshot()
+        await c.call("browser_type", {"element": "Search box", "target": c.ref("textbox", "Search"), "text": "emitters"})
+        await c.call("browser_wait_for", {"text": "Drip irrigation"})
+        await c.snapshot()
+        # The result's link has no name in the snapshot; its heading is inside it.
+        await c.call("browser_click", {"element": "Drip irrigation result", "target": c.ref("heading", "Drip irrigation")})
+
+    async def verify(c, apps):
+        where = await c.js("[location.pathname, location.hash, document.querySelector('h1').textContent.trim()]")
+        check(where == ["/watering/", "#drip-irrigation", "Watering"], where)
+
+
+PYPI_FLOWS = {"Django admin: add a book", "JupyterLab: run a cell, save", "Shiny: slider + text", "Dash: slider + text",
+              "MkDocs Material search"}
+
+
 # --- the run ---------------------------------------------------------------------------
 
 @contextlib.asynccontextmanager
@@ -617,6 +890,8 @@ async def run_side(side, flows, apps, stephost_bin, workdir, log):
                 ok = False
                 why = f"{type(exc).__name__}: {exc}"[:400]
                 log.write(f"--- {side} / {name} failed:\n{traceback.format_exc()}\n")
+            if hasattr(FLOWS[name], "after"):  # the flow's own clean-up, not timed
+                FLOWS[name].after(apps)
             results[name] = {"pass": ok, "ms": elapsed * 1000, "calls": c.calls, "why": why}
             print(f"  {side:<14} {name:<28} {'pass' if ok else 'FAIL'} {elapsed * 1000:8.0f} ms {c.calls:3} calls {why[:120]}",
                   file=sys.stderr)
@@ -776,7 +1051,10 @@ async def main():
     sides = opts.sides
     if not opts.no_flows:
         runs = {s: [] for s in sides}
-        with Apps() as apps:
+        pypi = any(name in PYPI_FLOWS for name in flows)
+        if pypi and not pypi_fetched():
+            sys.exit("fetch the PyPI web apps first: scripts/webapps.sh")
+        with Apps(pypi=pypi) as apps:
             for run in range(opts.runs):
                 print(f"run {run + 1}/{opts.runs}", file=sys.stderr)
                 # Which side goes first rotates from run to run.

@@ -4,6 +4,8 @@
 # Shoelace, Quill, flatpickr, SortableJS, Infinite Scroll), Debian packages
 # unpacked without installing (the Python 3.11 Sphinx docs, jQuery UI's demos and
 # the script packages they link to) and a venv with PyPI's datasette and httpbin.
+# Two more venvs hold the PyPI apps of tests/e2e/test_web_apps_pypi.py (issue 40).
+# a11y/ holds the accessible-name test material (WPT accname cases, html-aam roles).
 # Idempotent: each part is skipped once its marker exists.
 # Usage: scripts/webapps.sh
 set -euo pipefail
@@ -57,3 +59,18 @@ if [ ! -e venv/.done ]; then
   venv/bin/pip install -q --disable-pip-version-check datasette==0.65.1 httpbin==0.10.2
   touch venv/.done
 fi
+
+# --- PyPI (issue 40): Django's admin, Shiny, Dash and MkDocs Material in a venv of
+# their own, JupyterLab (+ ipykernel) in another (Dash ships a JupyterLab extension that
+# makes JupyterLab open on a "Build Recommended" dialog). All wheels. ---------------
+pypi_pkgs=(django==5.2.20 shiny==1.8.0 dash==4.4.1 mkdocs==1.6.1 mkdocs-material==9.8.2)
+jupyter_pkgs=(jupyterlab==4.6.6 ipykernel==7.4.0)
+for part in pypi jupyter; do
+  if [ ! -e $part/.done ]; then
+    rm -rf $part
+    python3 -m venv $part
+    pkgs=${part}_pkgs[@]
+    $part/bin/pip install -q --disable-pip-version-check --only-binary=:all: "${!pkgs}"
+    touch $part/.done
+  fi
+done

@@ -9,6 +9,8 @@ import subprocess
 import tempfile
 import threading
 import time
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -61,6 +63,26 @@ def stop_processes(procs):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=5)
+
+
+class QuietHandler(SimpleHTTPRequestHandler):
+    """A static file handler that keeps the test output clean."""
+
+    def log_message(self, *args):
+        pass
+
+
+@contextlib.contextmanager
+def serve_folder(root, handler=QuietHandler):
+    """`root` served by `handler` on a free loopback port for the block; yields its
+    base URL."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(handler, directory=str(root)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 @pytest.fixture

@@ -221,3 +221,107 @@ async def test_a_ref_in_a_frame_that_navigated_is_world_moved(session, site):
     pay = (await call(session, "find", {"tabId": 1, "query": "Pay now button"}))["matches"][0]["ref"]
     await call(session, "computer", {"tabId": 1, "action": "left_click", "ref": pay})
     assert await log(session, "paid  Basic terms=false") == "paid  Basic terms=false"
+
+
+# Frames in every view (issue 40): a page that embeds a same-origin copy of its own
+# form, the copy first in document order. Acting by description fills the page's
+# own form; every read_page filter and every find match says which document an
+# element is in (` frame=ref_N` at the end of a line, `frame` on a match).
+SIGNUP = """<!doctype html><html><head><title>Signup copy</title></head><body>
+<form>
+  <label for="email">Email</label> <input id="email" type="email">
+  <label for="name">Full name</label> <input id="name">
+  <label><input type="checkbox" id="news"> Send me news</label>
+  <button type="button" id="send" onclick="this.dataset.sent = 'yes'">Sign up</button>
+</form></body></html>"""
+
+OWN = """<!doctype html><html><head><title>Our page</title></head><body>
+<h1>Join us</h1>
+<iframe id="copy" src="signup.html" title="Embedded copy" style="width: 600px; height: 160px"></iframe>
+<form>
+  <label for="email">Email</label> <input id="email" type="email">
+  <label for="name">Full name</label> <input id="name">
+  <label><input type="checkbox" id="news"> Send me news</label>
+  <button type="button" id="send" onclick="this.dataset.sent = 'yes'">Sign up</button>
+</form></body></html>"""
+
+
+@pytest.fixture(scope="module")
+def own_site(tmp_path_factory):
+    root = tmp_path_factory.mktemp("own")
+    (root / "signup.html").write_text(SIGNUP)
+    (root / "own.html").write_text(OWN)
+
+    class Handler(SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(Handler, directory=str(root)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def marked(lines, needle):
+    """The frame marker (`ref_N`) of each line holding `needle`, None where unmarked."""
+    out = []
+    for line in lines:
+        if needle in line:
+            out.append(line.rsplit(" frame=", 1)[1] if " frame=ref_" in line else None)
+    return out
+
+
+async def test_acting_by_description_fills_the_pages_own_form_not_its_framed_copy(session, own_site):
+    await call(session, "navigate", {"tabId": 1, "url": f"{own_site}/own.html"})
+    await batch(session, [
+        {"name": "form_input", "input": {"tabId": 1, "find": "Email field", "value": "ada@example.org"}},
+        {"name": "form_input", "input": {"tabId": 1, "find": "Full name field", "value": "Ada Lovelace"}},
+        {"name": "form_input", "input": {"tabId": 1, "find": "Send me news checkbox", "value": True}},
+        {"name": "computer", "input": {"tabId": 1, "action": "left_click", "find": "Sign up button"}},
+    ])
+    own = await js(session, "[email.value, document.getElementById('name').value, news.checked, send.dataset.sent || '']")
+    assert own == ["ada@example.org", "Ada Lovelace", True, "yes"], own
+    copy = await js(session, "(() => { const d = document.getElementById('copy').contentDocument; return "
+                             "[d.getElementById('email').value, d.getElementById('name').value, "
+                             "d.getElementById('news').checked, d.getElementById('send').dataset.sent || '']; })()")
+    assert copy == ["", "", False, ""], copy
+
+
+async def test_every_view_marks_the_lines_and_matches_of_a_same_origin_frame(session, own_site):
+    await call(session, "navigate", {"tabId": 1, "url": f"{own_site}/own.html"})
+    for read in ({"filter": "interactive"}, {"filter": "all"}, {}):
+        tree = (await call(session, "read_page", {"tabId": 1, **read}))["tree"]
+        lines = tree.splitlines()
+        frame = ref_in(tree, '- iframe "Embedded copy"')
+        # Both copies listed; the copy's lines name its iframe, the page's own do not.
+        for needle in ['textbox "Email"', 'textbox "Full name"', 'checkbox "Send me news"', 'button "Sign up"']:
+            assert marked(lines, needle) == [frame, None], (read, needle, tree)
+        assert marked(lines, '- iframe "Embedded copy"') == [None], tree
+        # The copy's lines sit under the iframe's line, indented deeper.
+        at = next(i for i, l in enumerate(lines) if "- iframe" in l)
+        inner = next(i for i, l in enumerate(lines) if 'textbox "Email"' in l and f"frame={frame}" in l)
+        indent = lambda l: len(l) - len(l.lstrip())  # noqa: E731
+        assert inner > at and indent(lines[inner]) > indent(lines[at]), (read, tree)
+    found = await call(session, "find", {"tabId": 1, "query": "Email field"})
+    assert found["total"] == 2 and len(found["matches"]) == 2, found
+    # The page's own first, the copy's naming its frame.
+    assert "frame" not in found["matches"][0] and found["matches"][1]["frame"] == frame, found
+
+
+async def test_the_cross_origin_frames_lines_carry_the_same_marker(session, site):
+    await open_shop(session, site)
+    tree = (await call(session, "read_page", {"tabId": 1, "filter": "interactive"}))["tree"]
+    lines = tree.splitlines()
+    pay = ref_in(tree, '- iframe "Payment"')
+    inner = ref_in(tree, "- iframe [ref_")
+    assert marked(lines, 'button "Add a note"') == [None], tree
+    for needle in ['textbox "Email"', 'combobox "Plan"', 'button "Pay now"']:
+        assert marked(lines, needle) == [pay], (needle, tree)
+    # The nested frame's own line is in the payment frame; its content in it.
+    assert marked(lines, f"[{inner}]") == [pay], tree
+    assert marked(lines, 'button "Confirm code"') == [inner], tree
+    full = (await call(session, "read_page", {"tabId": 1}))["tree"]
+    assert marked(full.splitlines(), 'heading "Payment details"') == [pay], full
+    found = await call(session, "find", {"tabId": 1, "query": "Pay now button"})
+    assert found["matches"][0]["frame"] == pay, found

@@ -340,35 +340,53 @@ impl Browser {
         sent.map(|_| ())
     }
 
+    /// Settles `tab` after input the page library made itself (`form_input`
+    /// sets a value and fires its events from a script): as after
+    /// [`Browser::actions`].
+    pub(crate) fn after_input(&mut self, tab: u32) {
+        if self.quiet(tab, false) != Some(true) {
+            self.settle(tab);
+        }
+    }
+
     /// Lets the page handle the input it was just sent before the next command:
     /// work a handler deferred to a later task or frame (a framework's render,
-    /// say) runs; short timeouts and requests the input started (a debounced
-    /// search, a menu that opens after 300 ms) finish, for at most
-    /// `WORK_MAX_MS`, and requests it started (the next page of a feed) for at
-    /// most `FETCH_MAX_MS`, since what they bring is usually what the agent
-    /// acts on next and a loaded machine can take over a second; and while the DOM keeps changing the plugin
-    /// waits for it to stop for `QUIET_MS`, for at most `QUIET_MAX_MS`. After
-    /// a wheel (`scrolled`) it first waits for the scrolling to stop (80 ms
-    /// without a scroll event, at most 1 s), so what the scroll asks for is
-    /// counted. An idle
-    /// page costs one task turn (about a millisecond). Without this, `type "A"`,
-    /// `key Return`, `type "B"` on a framework's list reaches the input before
-    /// it was cleared and makes one item "AB". Errors end the wait quietly (a
+    /// say) runs; short timeouts the input started (a debounced search, a menu
+    /// that opens after 300 ms) finish, for at most `WORK_MAX_MS`; requests it
+    /// started (the next page of a feed) for at most `FETCH_MAX_MS`, since what
+    /// they bring is usually what the agent acts on next and a loaded machine
+    /// can take over a second; a websocket message the page sent is answered
+    /// (a notebook's kernel, a data app's rerun), for at most `APP_MAX_MS`; and
+    /// once anything changed (the DOM, a request ended, a message arrived) the
+    /// plugin waits until nothing has for `QUIET_MS`, for at most
+    /// `QUIET_MAX_MS`: an app renders what a request brought a few tasks after
+    /// it ended. The page-realm hook watches the DOM from the document's start,
+    /// so what the input's own handlers changed counts; a page that had been
+    /// changing without a `QUIET_MS` pause for 300 ms up to the input (a
+    /// ticker, a JS animation; a settled page was still for `QUIET_MS`) is
+    /// background, waited on for 20 ms of quiet and at most 300 ms, as before. After a wheel (`scrolled`) it first waits for the
+    /// scrolling to stop (80 ms without a scroll event, at most 1 s), so what
+    /// the scroll asks for is counted. An input that changed nothing costs one
+    /// task turn (about a millisecond). Without this, `type "A"`, `key
+    /// Return`, `type "B"` on a framework's list reaches the input before it
+    /// was cleared and makes one item "AB". Errors end the wait quietly (a
     /// navigation replaced the document): `settle` and the next command see the
     /// page as it is. The page library's hook (`page.js`) counts the timeouts,
-    /// frame callbacks and requests. Answers whether the page is settled for
-    /// [`Browser::settle`] too (loaded, no navigation or download marked), so
-    /// an input that starts neither costs no second round trip; `None` when
-    /// the script could not tell, or when the focus went into a frame (keys
-    /// typed next must wait for a cross-origin frame to take the focus, which
-    /// Chromium hands over asynchronously: the settle probe's round trip is
-    /// that wait).
+    /// frame callbacks, requests, messages and changes. Answers whether the
+    /// page is settled for [`Browser::settle`] too (loaded, no navigation or
+    /// download marked), so an input that starts neither costs no second round
+    /// trip; `None` when the script could not tell, or when the focus went into
+    /// a frame (keys typed next must wait for a cross-origin frame to take the
+    /// focus, which Chromium hands over asynchronously: the settle probe's
+    /// round trip is that wait).
     fn quiet(&mut self, tab: u32, scrolled: bool) -> Option<bool> {
         const QUIET_JS: &str = "const done = arguments[arguments.length - 1]; \
-            const [quiet, maxBusy, maxWork, maxFetch, scrolled] = arguments; const t0 = performance.now(), since = t0 - 250; \
+            const [quiet, maxBusy, maxWork, maxFetch, scrolled, maxApp] = arguments; const t0 = performance.now(), since = t0 - 250; \
             const raw = window.wrappedJSObject || window; const n = raw.__stephostNet; let last = -1; \
             const mo = new MutationObserver(() => { last = performance.now(); }); \
             mo.observe(document, { subtree: true, childList: true, attributes: true, characterData: true }); \
+            const num = (v) => Number(v) || 0; \
+            const background = n ? num(n.input) >= since && num(n.preRun) >= 300 : false; \
             const task = () => new Promise((r) => { const c = new MessageChannel(); c.port1.onmessage = () => r(); c.port2.postMessage(0); }); \
             const later = (ms) => new Promise((r) => setTimeout(r, ms)); \
             const frame = () => new Promise((r) => { const t = setTimeout(r, 50); requestAnimationFrame(() => { clearTimeout(t); r(); }); }); \
@@ -378,14 +396,18 @@ impl Browser {
                 while (performance.now() - moved < 80 && performance.now() - t0 < 1000) await later(16); \
                 document.removeEventListener('scroll', seen, { capture: true }); } \
               for (;;) { const now = performance.now(); \
-                const due = n ? Number(n.due(since)) : 0; \
-                const fetching = n ? n.inflight > 0 && Number(n.recent(since)) > 0 : false; \
-                const changing = last >= 0 && now - last < quiet; \
-                const drawing = n ? Number(n.pendingFrames(since)) > 0 : false; \
-                if ((last >= 0 || drawing) && !framed) { framed = true; await frame(); continue; } \
-                const working = due > now || fetching; \
-                if (!working && !changing) break; \
-                if (now - t0 >= (fetching ? maxFetch : working ? maxWork : maxBusy)) break; \
+                const due = n ? num(n.due(since)) : 0; /* a timer runs a little after it is due: pending until it ran */ \
+                const fetching = n ? n.inflight > 0 && num(n.recent(since)) > 0 : false; \
+                const awaiting = n ? num(n.sent) >= since && num(n.heard) < num(n.sent) : false; \
+                const at = (t) => (t >= since ? t : -1); \
+                const changed = Math.max(last, n && !background ? at(num(n.mutated)) : -1); \
+                const lastWork = Math.max(changed, n ? Math.max(at(num(n.heard)), at(num(n.last))) : -1); \
+                const changing = lastWork >= 0 && now - lastWork < (background ? 20 : quiet); \
+                const drawing = n ? num(n.pendingFrames(since)) > 0 : false; \
+                if ((changed >= 0 || drawing) && !framed) { framed = true; await frame(); continue; } \
+                const working = due > 0 || fetching; \
+                if (!working && !awaiting && !changing) break; \
+                if (now - t0 >= (fetching ? maxFetch : awaiting ? maxApp : working ? maxWork : background ? 300 : maxBusy)) break; \
                 await later(due > now ? Math.max(1, Math.min(20, due - now + 1)) : 5); } \
               mo.disconnect(); done((() => {\
                 if (document.activeElement && /^I?FRAME$/.test(document.activeElement.tagName)) return null; \
@@ -400,7 +422,7 @@ impl Browser {
             what: "letting the page settle",
             acts: false,
         };
-        let body = json!({ "script": QUIET_JS, "args": [QUIET_MS, QUIET_MAX_MS, WORK_MAX_MS, FETCH_MAX_MS, scrolled] });
+        let body = json!({ "script": QUIET_JS, "args": [QUIET_MS, QUIET_MAX_MS, WORK_MAX_MS, FETCH_MAX_MS, scrolled, APP_MAX_MS] });
         match self.cmd(&doing, "POST", "/execute/async", Some(body)) {
             Ok(Value::Bool(settled)) => Some(settled),
             Ok(_) => None,
@@ -437,6 +459,7 @@ impl Browser {
             what: "waiting for the page",
             acts: false,
         };
+        let mut errors = 0;
         for _ in 0..SETTLE_POLLS {
             let body = json!({ "script": PROBE, "args": [] });
             match self.cmd(&doing, "POST", "/execute/sync", Some(body)) {
@@ -449,16 +472,32 @@ impl Browser {
                     }
                     crate::clock::sleep_ns(SETTLE_POLL_NS);
                 }
+                // A navigation under way (or one turning into a download) makes
+                // a script fail for a moment; answering then would report a
+                // click before the page or the file it started. A dialog, or
+                // failures that last, end the wait: the next command says why.
+                Err(f) if !crate::error::has_code(&f, "dialog-open") && errors < SETTLE_ERRORS => {
+                    errors += 1;
+                    if self.downloads.started() {
+                        return;
+                    }
+                    crate::clock::sleep_ns(SETTLE_POLL_NS);
+                }
                 _ => return,
             }
         }
     }
 }
 
-/// How long the DOM must stay unchanged after input, and the longest wait for
-/// that, in ms (see `Browser::quiet`).
-const QUIET_MS: u64 = 20;
-const QUIET_MAX_MS: u64 = 300;
+/// How long the page must stay unchanged after input changed it, and the
+/// longest wait for that, in ms (see `Browser::quiet`). 100 ms: the gaps
+/// between an app's steps (a request ends, its JSON is parsed, the view
+/// renders, the next request starts) on a loaded machine; an input that
+/// changes nothing never waits for it.
+const QUIET_MS: u64 = 100;
+const QUIET_MAX_MS: u64 = 1_500;
+/// The longest wait for the answer to a websocket message the input sent.
+const APP_MAX_MS: u64 = 1_500;
 /// The longest wait for timeouts and requests the input started, in ms.
 const WORK_MAX_MS: u64 = 1_000;
 /// The longest wait for requests the input started, in ms.
@@ -467,3 +506,5 @@ const FETCH_MAX_MS: u64 = 3_000;
 /// How often, and how many times, `settle` looks (about 5 s in all).
 const SETTLE_POLL_NS: u64 = 10_000_000;
 const SETTLE_POLLS: u32 = 500;
+/// How many failed looks `settle` takes as a navigation under way (about 0.3 s).
+const SETTLE_ERRORS: u32 = 30;

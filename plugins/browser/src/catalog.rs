@@ -58,15 +58,18 @@ pub(crate) fn verbs() -> Vec<Verb<Browser>> {
             "Mouse, keyboard and screenshots on a tab. Clicks (left_click, right_click, \
              double_click, triple_click) and hover go to coordinate, ref, or find (a description, \
              \"Place order button\", resolved when the action runs, so a batch can act on what \
-             earlier entries reveal; one that fits several elements equally fails, listing them). \
+             earlier entries reveal; it acts only on the one element that fits every word best: \
+             none or a tie is waited for, then fails listing candidates). \
              A ref or find waits up to 5 s until the element is visible, still, enabled and \
              uncovered, and scrolls it into view. left_click_drag: start_ref/start_find/\
              start_coordinate to ref/find/coordinate. type: text into the focused element, or \
-             into ref/find after clicking it. key: space-separated combos (\"ctrl+a Delete\"). \
+             into ref/find after clicking it (a field that then lacks it fails world-moved). \
+             key: space-separated combos (\"ctrl+a Delete\"). \
              scroll: scroll_direction, scroll_amount (100 px ticks) at coordinate or the centre; \
              ref or find alone scrolls it into view. screenshot: the viewport, ref/find alone, or \
              full_page (clipped at 16,384 px). wait: duration seconds. After input the page \
-             settles (handlers run, navigations load). A stale ref fails world-moved.",
+             settles (handlers, requests and socket replies it started, DOM changes, navigations, \
+             downloads). A stale ref fails world-moved.",
             true,
             computer_schema(),
         ),
@@ -75,7 +78,8 @@ pub(crate) fn verbs() -> Vec<Verb<Browser>> {
             |b, a| value(content::read_page(b, a)),
             "Read a tab as an accessibility tree: a line per element with role, name, value and a \
              ref (ref_12) other tools accept, valid until the page navigates or reloads or the \
-             element goes.",
+             element goes. A line inside an iframe ends frame=ref_N (the iframe's line, which every \
+             filter keeps).",
             false,
             object(
                 json!({
@@ -91,7 +95,10 @@ pub(crate) fn verbs() -> Vec<Verb<Browser>> {
             "find",
             |b, a| value(content::find(b, a)),
             "Find elements by description or text (\"search box\", \"Submit button\"), best match \
-             first, each with ref, role, name and viewport box [x, y, width, height].",
+             first, each with ref, role, name and viewport box [x, y, width, height]; frame: the \
+             iframe's ref of one inside a frame (the page's own first). matches fit every word \
+             (kind words such as button or field by role), exact names first (exact: true); \
+             partial fits are in partial_matches.",
             false,
             object(
                 json!({
@@ -108,7 +115,9 @@ pub(crate) fn verbs() -> Vec<Verb<Browser>> {
             "Set a form field by ref, or by find (a description, \"Email field\", resolved when \
              it runs, waiting up to 5 s for it): text replaces a field's text; a select takes an \
              option's value or text (an array for multiple); a checkbox or radio takes \
-             true/false. Fires input and change events.",
+             true/false; a slider a number (set by keys, or a press on its track). Fires input \
+             and change events, then reads back: value is what the field holds (\"1.5\" for \
+             \"1.50\"); a value the app reverted fails world-moved.",
             true,
             object(
                 json!({

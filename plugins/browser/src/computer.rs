@@ -107,6 +107,19 @@ pub(crate) fn run(browser: &mut Browser, args: &Args) -> Result<Output> {
                 }
                 None => None,
             };
+            // The text field that takes the keys, noted in the page so that
+            // what it holds once the page settled can be checked.
+            let field = page::call(
+                browser,
+                tab,
+                "type_begin",
+                "noting the focused field",
+                false,
+                json!({}),
+            )
+            .ok()
+            .and_then(|r| r.get("field").and_then(Value::as_bool))
+                == Some(true);
             browser.actions(
                 tab,
                 "typing",
@@ -119,6 +132,9 @@ pub(crate) fn run(browser: &mut Browser, args: &Args) -> Result<Output> {
                     value["ref"] = json!(reference);
                 }
                 value["element"] = json!(located.element);
+            }
+            if field {
+                typed_kept(browser, tab, text, &mut value)?;
             }
             value
         }
@@ -150,6 +166,64 @@ pub(crate) fn run(browser: &mut Browser, args: &Args) -> Result<Output> {
         });
     }
     Ok(Output::new(value))
+}
+
+/// Checks, once the page settled after `type`, that the field the keys went
+/// into holds the text (`type_check` in `page.js`: as typed, or the same
+/// letters and digits through an input mask, or cut at maxlength), adding its
+/// value to `value`; a field that reverted or rewrote it fails `world-moved`
+/// (the keys were sent) naming what it shows. A field that could not be read
+/// back (a navigation, the focus moved on) is left unchecked.
+fn typed_kept(browser: &mut Browser, tab: u32, text: &str, value: &mut Value) -> Result<()> {
+    let Ok(check) = page::call(
+        browser,
+        tab,
+        "type_check",
+        "reading the field back",
+        false,
+        json!({ "text": text }),
+    ) else {
+        return Ok(());
+    };
+    if check.get("checked").and_then(Value::as_bool) != Some(true) {
+        return Ok(());
+    }
+    let element = page::what(&check);
+    let shows = check.get("what").and_then(|w| w.get("value")).cloned();
+    if check.get("keeps").and_then(Value::as_bool) == Some(true) {
+        if value.get("element").is_none() {
+            value["element"] = json!(element);
+        }
+        if let Some(shows) = shows {
+            value["value"] = shows;
+        }
+        if check.get("taken").and_then(Value::as_bool) == Some(true) {
+            value["note"] = json!(
+                "the field does not hold the typed text; the page shows it elsewhere (the app took it)"
+            );
+        }
+        return Ok(());
+    }
+    let secret = check.get("secret").and_then(Value::as_bool) == Some(true);
+    let typed = if secret {
+        format!("{} characters", text.chars().count())
+    } else {
+        format!("{text:?}")
+    };
+    let shows = shows.map_or_else(|| "something else".to_owned(), |v| v.to_string());
+    let how = if check.get("reverted").and_then(Value::as_bool) == Some(true) {
+        "the app put back what it held before"
+    } else {
+        "the app rewrote it"
+    };
+    Err(crate::error::fail(
+        "world-moved",
+        format!(
+            "{element} did not keep the typed {typed}: once the page settled it shows {shows} \
+             ({how}). read_page or a screenshot shows what it expects"
+        ),
+        true,
+    ))
 }
 
 /// The point to act on: `coordinate`, or the centre of the element `ref` or

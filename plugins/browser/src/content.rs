@@ -73,8 +73,21 @@ pub(crate) fn find(browser: &mut Browser, args: &Args) -> Result<Value> {
         "matches": matches,
         "total": result.get("total"),
     });
+    // Partial matches go apart, never into `matches`: a batch that acts on
+    // `matches[0]` must not land on a guess.
+    let partial = result
+        .get("partial_matches")
+        .and_then(Value::as_array)
+        .filter(|p| !p.is_empty());
+    if let Some(partial) = partial {
+        value["partial_matches"] = json!(partial);
+        value["partial_total"] = result.get("partial_total").cloned().unwrap_or(json!(0));
+    }
     if result.get("partial").and_then(Value::as_bool) == Some(true) {
-        value["note"] = json!("no element matched every word; these match some of them");
+        value["note"] = json!(
+            "no element matched every word; partial_matches match some of them (check one \
+             before acting on it)"
+        );
     }
     Ok(value)
 }

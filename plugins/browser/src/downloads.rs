@@ -24,6 +24,8 @@ const GUEST_DIR: &str = "/downloads";
 const MAX_ENTRIES: usize = 1000;
 /// How long an action waits for the downloads it started to complete.
 const COMPLETE_WAIT_NS: u64 = 15_000_000_000;
+/// How long it waits for the file of a download it saw begin to be listed.
+const SHOW_WAIT_NS: u64 = 3_000_000_000;
 /// How often it looks meanwhile.
 const POLL_NS: u64 = 50_000_000;
 
@@ -34,20 +36,27 @@ type Listing = BTreeMap<String, u64>;
 #[derive(Default)]
 pub(crate) struct Downloads {
     before: Option<Listing>,
+    /// The settle wait saw the folder change: a download began, even if the
+    /// browser's staging file is gone again before its own file appears.
+    seen: bool,
 }
 
 impl Downloads {
     /// Notes the folder's contents before an action.
     pub(crate) fn begin(&mut self) {
         self.before = Some(list(Path::new(GUEST_DIR)));
+        self.seen = false;
     }
 
     /// Whether the folder changed since [`Downloads::begin`]: a download
     /// started (or finished) during the action.
-    pub(crate) fn started(&self) -> bool {
-        self.before
+    pub(crate) fn started(&mut self) -> bool {
+        let changed = self
+            .before
             .as_ref()
-            .is_some_and(|before| list(Path::new(GUEST_DIR)) != *before)
+            .is_some_and(|before| list(Path::new(GUEST_DIR)) != *before);
+        self.seen |= changed;
+        changed
     }
 
     /// The downloads the action started, waiting (bounded) until each is
@@ -59,15 +68,28 @@ impl Downloads {
             return Vec::new();
         };
         let mut now = list(Path::new(GUEST_DIR));
-        if now == before {
+        if now == before && !self.seen {
             return Vec::new();
         }
         let start = crate::clock::now_ns();
-        while has_partial(&now) && crate::clock::now_ns() - start < COMPLETE_WAIT_NS {
+        loop {
+            let fresh = new_entries(&before, &now, host_dir);
+            // Under way: a partial file, or a download the settle wait saw
+            // begin whose file is not listed yet (Chromium's staging file
+            // comes and goes before the download's own file appears).
+            let under_way = has_partial(&now) || (fresh.is_empty() && self.seen);
+            let waited = crate::clock::now_ns().saturating_sub(start);
+            let limit = if fresh.is_empty() {
+                SHOW_WAIT_NS
+            } else {
+                COMPLETE_WAIT_NS
+            };
+            if !under_way || waited >= limit {
+                return fresh;
+            }
             crate::clock::sleep_ns(POLL_NS);
             now = list(Path::new(GUEST_DIR));
         }
-        new_entries(&before, &now, host_dir)
     }
 }
 

@@ -471,7 +471,10 @@ fn read_tree(
             Ok((_, sub_lines, sub_dropped)) => {
                 dropped += sub_dropped;
                 let indent = "  ".repeat(depth);
-                let sub_lines = sub_lines.into_iter().map(|l| format!("{indent}{l}"));
+                let frame_ref = frame.get("ref").and_then(Value::as_str).unwrap_or("");
+                let sub_lines = sub_lines
+                    .into_iter()
+                    .map(|l| format!("{indent}{}", in_frame(l, frame_ref)));
                 inserts.push((at_line, sub_lines.collect()));
             }
             Err(f) if has_code(&f, "dialog-open") => return Err(f),
@@ -483,6 +486,20 @@ fn read_tree(
         lines.splice(at_line..at_line, sub);
     }
     Ok((result, lines, dropped))
+}
+
+/// A line read inside the frame `frame_ref`, marked ` frame=ref_N` as the
+/// page library marks the lines of same-origin frames (`readPage`); a line
+/// already marked is in a frame nested deeper, which it names.
+fn in_frame(line: String, frame_ref: &str) -> String {
+    let marked = line
+        .rsplit_once(" frame=ref_")
+        .is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    if marked || frame_ref.is_empty() {
+        line
+    } else {
+        format!("{line} frame={frame_ref}")
+    }
 }
 
 /// Appends `(text)` to line `own`, the frame's own line, when it was shown.
@@ -532,11 +549,13 @@ fn ready(browser: &mut Browser, tab: u32, path: &Path) {
     let _ = at(browser, tab, path, op, json!({ "max_ms": FRAME_READY_MS }));
 }
 
-/// One document's `find` answer.
+/// One document's `find` answer: the elements that match every word, and
+/// those that match some, each with its score.
 struct Found {
     matches: Vec<(f64, Value)>,
     total: u64,
-    partial: bool,
+    partial_matches: Vec<(f64, Value)>,
+    partial_total: u64,
 }
 
 /// `find` across the top-level document and, within the frame budget, the
@@ -619,57 +638,70 @@ fn find_in(
 /// A document's find answer with its boxes moved by `origin` and its matches
 /// naming `frame_ref` as their frame (unless a nearer same-origin frame).
 fn shifted(result: &Value, origin: (f64, f64), frame_ref: Option<&str>) -> Found {
-    let scores: Vec<f64> = result
-        .get("scores")
-        .and_then(Value::as_array)
-        .map(|s| s.iter().map(|v| v.as_f64().unwrap_or(0.0)).collect())
-        .unwrap_or_default();
-    let matches = result
-        .get("matches")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default()
-        .into_iter()
-        .enumerate()
-        .map(|(i, mut m)| {
-            if let Some(r) = frame_ref {
-                if let Some(b) = m.get_mut("box").and_then(Value::as_array_mut)
-                    && b.len() >= 2
-                {
-                    let x = b[0].as_f64().unwrap_or(0.0) + origin.0;
-                    let y = b[1].as_f64().unwrap_or(0.0) + origin.1;
-                    b[0] = json!(x.round() as i64);
-                    b[1] = json!(y.round() as i64);
+    let list = |matches: &str, scores: &str| -> Vec<(f64, Value)> {
+        let scores: Vec<f64> = result
+            .get(scores)
+            .and_then(Value::as_array)
+            .map(|s| s.iter().map(|v| v.as_f64().unwrap_or(0.0)).collect())
+            .unwrap_or_default();
+        result
+            .get(matches)
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+            .into_iter()
+            .enumerate()
+            .map(|(i, mut m)| {
+                if let Some(r) = frame_ref {
+                    if let Some(b) = m.get_mut("box").and_then(Value::as_array_mut)
+                        && b.len() >= 2
+                    {
+                        let x = b[0].as_f64().unwrap_or(0.0) + origin.0;
+                        let y = b[1].as_f64().unwrap_or(0.0) + origin.1;
+                        b[0] = json!(x.round() as i64);
+                        b[1] = json!(y.round() as i64);
+                    }
+                    if m.get("frame").is_none() {
+                        m["frame"] = json!(r);
+                    }
                 }
-                if m.get("frame").is_none() {
-                    m["frame"] = json!(r);
-                }
-            }
-            (scores.get(i).copied().unwrap_or(0.0), m)
-        })
-        .collect();
+                (scores.get(i).copied().unwrap_or(0.0), m)
+            })
+            .collect()
+    };
+    let total = |field: &str| result.get(field).and_then(Value::as_u64).unwrap_or(0);
     Found {
-        matches,
-        total: result.get("total").and_then(Value::as_u64).unwrap_or(0),
-        partial: result.get("partial").and_then(Value::as_bool) == Some(true),
+        matches: list("matches", "scores"),
+        total: total("total"),
+        partial_matches: list("partial_matches", "partial_scores"),
+        partial_total: total("partial_total"),
     }
 }
 
-/// The best `limit` matches of all documents: those of documents where some
-/// element matched every word if there are any (the rest matched only some),
-/// by score, earlier documents first among equals.
+/// The best `limit` matches of all documents by score, and apart from them
+/// the best `limit` partial ones; among equal scores the earlier document
+/// (the top one first) goes first.
 fn merge(found: Vec<Found>, limit: usize) -> Value {
-    let complete = found.iter().any(|f| !f.partial && f.total > 0);
-    let pool: Vec<Found> = found
+    let total: u64 = found.iter().map(|f| f.total).sum();
+    let partial_total: u64 = found.iter().map(|f| f.partial_total).sum();
+    let best = |lists: Vec<Vec<(f64, Value)>>| -> Vec<Value> {
+        let mut all: Vec<(f64, Value)> = lists.into_iter().flatten().collect();
+        // Stable: equals keep the documents' order.
+        all.sort_by(|a, b| b.0.total_cmp(&a.0));
+        all.truncate(limit);
+        all.into_iter().map(|(_, m)| m).collect()
+    };
+    let (complete, partial): (Vec<_>, Vec<_>) = found
         .into_iter()
-        .filter(|f| f.total > 0 && f.partial != complete)
-        .collect();
-    let total: u64 = pool.iter().map(|f| f.total).sum();
-    let mut all: Vec<(f64, Value)> = pool.into_iter().flat_map(|f| f.matches).collect();
-    all.sort_by(|a, b| b.0.total_cmp(&a.0));
-    all.truncate(limit);
-    let matches: Vec<Value> = all.into_iter().map(|(_, m)| m).collect();
-    json!({ "matches": matches, "total": total, "partial": !complete && total > 0 })
+        .map(|f| (f.matches, f.partial_matches))
+        .unzip();
+    json!({
+        "matches": best(complete),
+        "total": total,
+        "partial_matches": best(partial),
+        "partial_total": partial_total,
+        "partial": total == 0 && partial_total > 0,
+    })
 }
 
 /// Firefox: sends the input `actions` from the cross-origin frame under its
@@ -873,29 +905,58 @@ mod tests {
     }
 
     #[test]
-    fn matches_merge_by_score_and_complete_documents_win() {
-        let top = json!({"matches": [{"ref": "ref_1", "box": [0, 0, 5, 5]}], "scores": [4.0], "total": 1, "partial": false});
-        let frame = json!({"matches": [{"ref": "ref_9", "box": [10, 20, 5, 5]}], "scores": [7.5], "total": 1, "partial": false});
-        let partial = json!({"matches": [{"ref": "ref_12", "box": [0, 0, 1, 1]}], "scores": [9.0], "total": 1, "partial": true});
+    fn matches_merge_by_score_and_partial_ones_stay_apart() {
+        let top = json!({"matches": [{"ref": "ref_1", "box": [0, 0, 5, 5]}], "scores": [4.0], "total": 1,
+            "partial_matches": [{"ref": "ref_2", "box": [0, 0, 1, 1]}], "partial_scores": [30.0], "partial_total": 1});
+        let frame = json!({"matches": [{"ref": "ref_9", "box": [10, 20, 5, 5]}, {"ref": "ref_10", "box": [0, 0, 1, 1]}],
+            "scores": [7.5, 4.0], "total": 2});
+        let partial = json!({"matches": [], "scores": [], "total": 0,
+            "partial_matches": [{"ref": "ref_12", "box": [0, 0, 1, 1]}], "partial_scores": [9.0], "partial_total": 1});
         let found = vec![
             shifted(&top, (0.0, 0.0), None),
             shifted(&frame, (100.0, 50.5), Some("ref_3")),
             shifted(&partial, (0.0, 0.0), Some("ref_4")),
         ];
         let merged = merge(found, 20);
-        assert_eq!(merged["total"], 2);
+        assert_eq!(merged["total"], 3);
         assert_eq!(merged["partial"], false);
         let m = merged["matches"].as_array().unwrap();
         assert_eq!(m[0]["ref"], "ref_9");
         assert_eq!(m[0]["frame"], "ref_3");
         assert_eq!(m[0]["box"], json!([110, 71, 5, 5]));
+        // Equal scores: the top document's first.
         assert_eq!(m[1]["ref"], "ref_1");
         assert!(m[1].get("frame").is_none());
-        // Only partial matches anywhere: those, marked partial.
+        assert_eq!(m[2]["ref"], "ref_10");
+        // A partial match never joins the matches, whatever its score.
+        let p = merged["partial_matches"].as_array().unwrap();
+        assert_eq!(p.len(), 2);
+        assert_eq!(p[0]["ref"], "ref_2");
+        assert_eq!(p[1]["frame"], "ref_4");
+        // Only partial matches anywhere: no matches, marked partial.
         let only = merge(vec![shifted(&partial, (0.0, 0.0), Some("ref_4"))], 20);
         assert_eq!(only["partial"], true);
-        assert_eq!(only["matches"][0]["frame"], "ref_4");
+        assert_eq!(only["matches"], json!([]));
+        assert_eq!(only["partial_matches"][0]["frame"], "ref_4");
         assert_eq!(merge(Vec::new(), 20)["total"], 0);
+    }
+
+    #[test]
+    fn lines_read_in_a_frame_name_it_once() {
+        assert_eq!(
+            in_frame("- button \"Pay\" [ref_9]".into(), "ref_3"),
+            "- button \"Pay\" [ref_9] frame=ref_3"
+        );
+        // Marked by a deeper frame: kept.
+        assert_eq!(
+            in_frame("- textbox [ref_12] frame=ref_11".into(), "ref_3"),
+            "- textbox [ref_12] frame=ref_11"
+        );
+        // Text that merely ends like a marker inside quotes is not one.
+        assert_eq!(
+            in_frame("- text \"frame=ref_1\"".into(), "ref_3"),
+            "- text \"frame=ref_1\" frame=ref_3"
+        );
     }
 
     #[test]

@@ -29,6 +29,7 @@ mod keys;
 mod logs;
 mod page;
 mod screenshot;
+mod slider;
 mod tabs;
 mod upload;
 mod wait;

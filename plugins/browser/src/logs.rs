@@ -63,11 +63,18 @@ impl Early {
 }
 
 /// The hook's text: the template literal between the markers in `page.js`,
-/// which holds no escapes or substitutions, so its source is its value.
-fn hook() -> Option<&'static str> {
+/// which holds no escapes or substitutions, so its source is its value;
+/// without its comment lines (the whole line a `//` comment: the hook has no
+/// multi-line strings), which the registration's size bound need not carry.
+fn hook() -> Option<String> {
     let (_, rest) = PAGE_JS.split_once("/* HOOK-START */`")?;
     let (text, _) = rest.split_once("`/* HOOK-END */")?;
-    Some(text)
+    Some(
+        text.lines()
+            .filter(|line| !line.trim_start().starts_with("//"))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    )
 }
 
 /// Has `tab` run the hook at the start of each of its new documents, on

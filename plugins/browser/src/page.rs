@@ -6,10 +6,11 @@ use serde_json::{Value, json};
 use crate::browser::Browser;
 use stephost_plugin::Failure;
 
-use crate::error::{Result, fail, failed, invalid, not_found, world_moved};
+use crate::error::{Result, fail, failed, has_code, invalid, not_found, world_moved};
 
 /// The page library, sent with every call (a few KiB on loopback).
-const PAGE_JS: &str = include_str!("page.js");
+// accname.js first: it defines ACC, the names and roles page.js reports.
+const PAGE_JS: &str = concat!(include_str!("accname.js"), include_str!("page.js"));
 
 /// Runs `op` in `tab`; a ref that no longer resolves becomes `world-moved`.
 pub(crate) fn call(
@@ -254,9 +255,11 @@ fn waiting(
             return Ok(result);
         }
         let elapsed = crate::clock::now_ns().saturating_sub(started);
+        // A description that fits nothing yet, or several elements equally,
+        // may fit one once the page has rendered what it is still loading.
         let waiting = matches!(
             status,
-            "hidden" | "offscreen" | "covered" | "disabled" | "moving" | "no-match"
+            "hidden" | "offscreen" | "covered" | "disabled" | "moving" | "no-match" | "ambiguous"
         );
         if !waiting || elapsed >= ACTION_WAIT_NS {
             return Err(not_actionable(&result, status, label, tab, elapsed));
@@ -332,7 +335,7 @@ fn not_actionable(
             ))
         }
         "ambiguous" => Failure::invalid_input(format!(
-            "{reference} fits several elements in tab {tab} equally well: {}; nothing was done. \
+            "{reference} fits several elements in tab {tab} equally well{waited}: {}; nothing was done. \
              Add words that tell them apart (its text, its row or section), or act by ref",
             candidates(result.get("matches"))
         ))
@@ -364,7 +367,10 @@ fn candidates(matches: Option<&Value>) -> String {
                         .or_else(|| m.get("text").and_then(Value::as_str))
                         .or_else(|| m.get("context").and_then(Value::as_str))
                         .unwrap_or("");
-                    format!("{role} {name:?} [{r}]")
+                    match m.get("frame").and_then(Value::as_str) {
+                        Some(f) => format!("{role} {name:?} [{r}] in frame {f}"),
+                        None => format!("{role} {name:?} [{r}]"),
+                    }
                 })
                 .collect::<Vec<_>>()
                 .join(", ")
@@ -453,11 +459,11 @@ pub(crate) fn form_input(
     let result = set(browser)?;
     // A description that matches nothing yet is looked for again, as a click's is.
     let result = match result.get("status").and_then(Value::as_str) {
-        Some("no-match") => waiting(browser, tab, &reference, |browser| {
+        Some("no-match" | "ambiguous") => waiting(browser, tab, &reference, |browser| {
             let again = set(browser)?;
             // Only "not there yet" is waited out; the field's own answers are final.
             Ok(match again.get("status").and_then(Value::as_str) {
-                Some("no-match") => again,
+                Some("no-match" | "ambiguous") => again,
                 _ => json!({ "status": "ok", "answer": again }),
             })
         })?
@@ -470,20 +476,34 @@ pub(crate) fn form_input(
     let target = what(&result);
     match status {
         "ok" => {
-            let d = result.get("what").cloned().unwrap_or(Value::Null);
             let reference = reference_in(&result).unwrap_or(reference);
-            let mut out = json!({ "tabId": tab, "ref": reference, "element": target });
-            if let Some(v) = d.get("value") {
-                out["value"] = v.clone();
-            }
-            if let Some(c) = d.get("checked") {
-                out["checked"] = c.clone();
-            }
-            Ok(out)
+            // The app answers the events (a controlled field re-renders, a
+            // data app reruns): read the value back once that is done.
+            browser.after_input(tab);
+            read_back(browser, tab, &reference, value, &result)
+        }
+        "slider" => {
+            let reference = reference_in(&result).unwrap_or(reference);
+            crate::slider::set(browser, tab, &reference, value, &result)
+        }
+        "bad-format" => {
+            let format = result.get("format").and_then(Value::as_str).unwrap_or("");
+            Err(invalid(
+                "value",
+                format!("{target} takes {format}; {value} is not one, so nothing was changed"),
+            ))
         }
         "disabled" => Err(not_found(format!(
             "{target} is disabled; nothing was changed"
         ))),
+        "readonly" => Err(invalid(
+            field.field(),
+            format!(
+                "{target} is read-only: the page sets it from a widget of its own, so nothing \
+                 was changed; set that widget instead (find it with read_page; a slider takes \
+                 form_input, anything else computer)"
+            ),
+        )),
         "ambiguous" => Err(not_actionable(&result, status, &reference, tab, 0)),
         "no-option" => {
             let options = result.get("options").cloned().unwrap_or(Value::Null);
@@ -511,9 +531,105 @@ pub(crate) fn form_input(
     }
 }
 
+/// What `form_input` answers once the page settled: the field and the value
+/// it holds now (`set`: the answer of the call that set it). When the field no
+/// longer holds `asked` in any form the field or app legitimately makes of it
+/// (see `keeps` in `page.js`), the app reverted or rewrote it: a `world-moved`
+/// failure (input was sent) saying what it shows, since reporting the value as
+/// set would be reporting something that did not happen.
+pub(crate) fn read_back(
+    browser: &mut Browser,
+    tab: u32,
+    reference: &str,
+    asked: &Value,
+    set: &Value,
+) -> Result<Value> {
+    let answer = call(
+        browser,
+        tab,
+        "kept",
+        &format!("reading {reference} back"),
+        false,
+        json!({ "ref": reference, "value": asked }),
+    );
+    let answer = match answer {
+        Ok(answer) => answer,
+        // The app replaced the field as it re-rendered: the set happened,
+        // what the new field holds cannot be tied to it.
+        Err(f) if has_code(&f, "world-moved") => {
+            let mut out = field_value(tab, reference, set);
+            out["note"] = json!(
+                "the page replaced the field after the input, so its value was not read back;                  read_page shows what it holds"
+            );
+            return Ok(out);
+        }
+        Err(f) => return Err(f),
+    };
+    let out = field_value(tab, reference, &answer);
+    if answer.get("keeps").and_then(Value::as_bool) != Some(false) {
+        return Ok(out);
+    }
+    Err(not_kept(&what(&answer), asked, &answer))
+}
+
+/// The `form_input` result for a page-library answer describing the field.
+fn field_value(tab: u32, reference: &str, answer: &Value) -> Value {
+    let d = answer.get("what").cloned().unwrap_or(Value::Null);
+    let mut out = json!({ "tabId": tab, "ref": reference, "element": what(answer) });
+    if let Some(v) = d.get("value") {
+        out["value"] = v.clone();
+    }
+    if let Some(c) = d.get("checked") {
+        out["checked"] = c.clone();
+    }
+    out
+}
+
+/// The failure for a field that does not hold `asked` after the page settled.
+pub(crate) fn not_kept(element: &str, asked: &Value, answer: &Value) -> Failure {
+    let d = answer.get("what").cloned().unwrap_or(Value::Null);
+    let shows = match (d.get("checked").and_then(Value::as_bool), d.get("value")) {
+        (Some(true), _) => "it is checked".to_owned(),
+        (Some(false), _) => "it is unchecked".to_owned(),
+        (None, Some(v)) => format!("it shows {v}"),
+        (None, None) => "it shows something else".to_owned(),
+    };
+    fail(
+        "world-moved",
+        format!(
+            "{element} did not keep {asked}: the value was set and its events fired, but once the \
+             page settled {shows}, so the app reverted or rewrote it. Set it as a person would \
+             (click it and type, or keys), or read_page to see what the page expects"
+        ),
+        true,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_value_the_app_did_not_keep_fails_naming_both() {
+        let answer = json!({"keeps": false, "what": {"ref": "ref_3", "role": "textbox", "name": "Age", "value": "42"}});
+        let f = not_kept(&what(&answer), &json!("abc"), &answer);
+        assert!(has_code(&f, "world-moved"), "{f:?}");
+        assert!(f.input_fired);
+        assert!(
+            f.message
+                .contains("textbox \"Age\" [ref_3] did not keep \"abc\"")
+                && f.message.contains("it shows \"42\""),
+            "{}",
+            f.message
+        );
+        let boxed = json!({"keeps": false, "what": {"ref": "ref_4", "role": "checkbox", "name": "Terms", "checked": false}});
+        let f = not_kept(&what(&boxed), &json!(true), &boxed);
+        assert!(
+            f.message.contains("did not keep true") && f.message.contains("it is unchecked"),
+            "{}",
+            f.message
+        );
+    }
 
     #[test]
     fn only_the_page_library_spelling_is_a_ref() {
