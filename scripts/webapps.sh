@@ -74,3 +74,30 @@ for part in pypi jupyter; do
     touch $part/.done
   fi
 done
+
+# --- npm (issue 40): accessible-name test material in a11y/: the web-platform-tests
+# accname cases as npm `accname` ships them (dist/testing/wpt_testdata.js) and
+# html-aam's element-to-role table as npm `aria-query` has it (elementRoles), each
+# written out as JSON for tests/e2e/test_browser_accname.py. ------------------------
+a11y_pkgs=(accname@1.1.0 aria-query@5.3.2)
+if [ ! -e a11y/.done ]; then
+  rm -rf a11y && mkdir -p a11y/tgz
+  (cd a11y/tgz && npm pack --silent "${a11y_pkgs[@]}" >/dev/null)
+  for spec in "${a11y_pkgs[@]}"; do
+    name=${spec%@*}
+    mkdir -p "a11y/$name"
+    tar xzf "a11y/tgz/$name-${spec##*@}.tgz" -C "a11y/$name"
+  done
+  rm -rf a11y/tgz
+  (cd a11y && node -e '
+    const fs = require("fs");
+    const wpt = require("./accname/package/dist/testing/wpt_testdata.js").WPT_TEST_CASES;
+    fs.writeFileSync("accname-wpt.json", JSON.stringify(wpt, null, 1));
+    const roles = [];
+    for (const [element, set] of require("./aria-query/package").elementRoles.entries()) {
+      roles.push({ element, roles: [...set] });
+    }
+    fs.writeFileSync("html-aam-roles.json", JSON.stringify(roles, null, 1));
+  ')
+  touch a11y/.done
+fi
