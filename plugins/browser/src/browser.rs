@@ -364,9 +364,10 @@ impl Browser {
     /// so what the input's own handlers changed counts; a page that had been
     /// changing without a `QUIET_MS` pause for 300 ms up to the input (a
     /// ticker, a JS animation; a settled page was still for `QUIET_MS`) is
-    /// background, waited on for 20 ms of quiet and at most 300 ms, as before. After a wheel (`scrolled`) it first waits for the
-    /// scrolling to stop (80 ms without a scroll event, at most 1 s), so what
-    /// the scroll asks for is counted. An input that changed nothing costs one
+    /// background, waited on for 20 ms of quiet and at most 300 ms, as before.
+    /// After a wheel (`scrolled`) it first waits for the scrolling to stop (80
+    /// ms without a scroll event, at most 1 s), so what the scroll asks for is
+    /// counted. An input that changed nothing costs one
     /// task turn (about a millisecond). Without this, `type "A"`, `key
     /// Return`, `type "B"` on a framework's list reaches the input before it
     /// was cleared and makes one item "AB". Errors end the wait quietly (a

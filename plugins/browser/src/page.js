@@ -1651,7 +1651,7 @@ function formInput() {
   // A read-only field is the page's own to set (a slider widget's hidden input,
   // a computed total): a value written there is one no user could give, and
   // the app, which listens to its widget, may never take it.
-  if (((t === 'INPUT' || t === 'TEXTAREA') && el.readOnly) || attr(el, 'aria-readonly') === 'true') {
+  if (field(el, 'readOnly') === true || attr(el, 'aria-readonly') === 'true') {
     return { status: 'readonly', what: describe(el, r) };
   }
   // A slider is set the way a person sets it, by keys (form_input in page.rs):

@@ -559,7 +559,8 @@ pub(crate) fn read_back(
         Err(f) if has_code(&f, "world-moved") => {
             let mut out = field_value(tab, reference, set);
             out["note"] = json!(
-                "the page replaced the field after the input, so its value was not read back;                  read_page shows what it holds"
+                "the page replaced the field after the input, so its value was not read back; \
+                 read_page shows what it holds"
             );
             return Ok(out);
         }
