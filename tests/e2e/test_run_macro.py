@@ -115,10 +115,35 @@ class Desk:
             self.spawn("openbox")
             time.sleep(0.5)
         self.file.write_text("")
-        self.spawn("mousepad", str(self.file))
-        wait_for(self.editor_title, timeout=20.0, what="the mousepad window")
+        self.start_editor()
         time.sleep(1.0)  # mapped, drawn and placed
         return self
+
+    def start_editor(self):
+        """Mousepad on this desktop, started again once if it dies before its
+        window shows. A start that fails says why: its own output, whether it
+        still runs, and the windows the display has."""
+        log = self.dir / "mousepad.log"
+        for attempt in (1, 2):
+            with open(log, "ab") as out:
+                editor = subprocess.Popen(["mousepad", str(self.file)], env=self.env(),
+                                          stdout=out, stderr=subprocess.STDOUT)
+            self.procs.append(editor)
+            # A loaded 2-core machine starts GTK, its accessibility bridge and
+            # the accessibility bus together; 60 s leaves room for that.
+            deadline = time.monotonic() + 60.0
+            while time.monotonic() < deadline and editor.poll() is None:
+                if self.editor_title():
+                    return
+                time.sleep(0.05)
+            if self.editor_title():
+                return
+            if editor.poll() is None:
+                break
+        raise AssertionError(
+            f"the mousepad window did not show on {self.display} ({self.wm}); "
+            f"mousepad {'runs' if editor.poll() is None else f'exited with {editor.returncode}'}; "
+            f"windows: {self.window_names()}; its output: {log.read_text(errors='replace')[-2000:]!r}")
 
     def __exit__(self, *exc):
         stop_processes(self.procs)
