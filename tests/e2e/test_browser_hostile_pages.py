@@ -165,11 +165,48 @@ setTimeout(() => {
 </body></html>"""
 
 
+# Form controls whose own properties lie or throw (what a hostile page, or a
+# framework wrapping its elements, defines on the element itself): focus,
+# dispatchEvent, click, disabled, tagName, getAttribute, and each control's value,
+# options or checked. The page's change listeners log what the controls really hold,
+# read through the prototypes the script kept before it replaced anything.
+LYING = """<!doctype html><html><head><title>Order</title></head><body>
+<h1>Order</h1>
+<label for="who">Full name</label> <input id="who">
+<label for="size">Size</label> <select id="size"><option value="s">Small</option><option value="l">Large</option></select>
+<label><input type="checkbox" id="gift"> Gift wrap</label>
+<p id="log"></p>
+<script>
+(() => {
+  const V = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value').get;
+  const SV = Object.getOwnPropertyDescriptor(HTMLSelectElement.prototype, 'value').get;
+  const C = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'checked').get;
+  const logged = document.getElementById('log');
+  const who = document.getElementById('who'), size = document.getElementById('size'), gift = document.getElementById('gift');
+  const seen = [[who, () => V.call(who)], [size, () => SV.call(size)], [gift, () => C.call(gift)]];
+  for (const [el, read] of seen) {
+    el.addEventListener('change', () => { logged.textContent += el.id + '=' + read() + ';'; });
+    for (const k of ['focus', 'dispatchEvent', 'click', 'getAttribute', 'hasAttribute']) {
+      Object.defineProperty(el, k, { value() { throw new Error(k + ' is mine'); } });
+    }
+    Object.defineProperty(el, 'disabled', { get() { return true; } });
+    Object.defineProperty(el, 'tagName', { get() { return 'DIV'; } });
+  }
+  Object.defineProperty(who, 'value', { get() { return 'lie'; }, set(v) { /* swallowed */ } });
+  Object.defineProperty(size, 'options', { get() { throw new Error('options are mine'); } });
+  Object.defineProperty(size, 'value', { get() { return 'lie'; }, set(v) { /* swallowed */ } });
+  Object.defineProperty(gift, 'checked', { get() { return true; }, set(v) { /* swallowed */ } });
+})();
+</script>
+</body></html>"""
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     root = tmp_path_factory.mktemp("hostile")
     pages = {"clobber.html": CLOBBER.format(fields=FIELDS), "replaced.html": REPLACED, "frozen.html": FROZEN,
-             "huge.html": HUGE, "items.html": ITEMS, "editor.html": EDITOR, "launcher.html": LAUNCHER}
+             "huge.html": HUGE, "items.html": ITEMS, "editor.html": EDITOR, "launcher.html": LAUNCHER,
+             "lying.html": LYING}
     for name, text in pages.items():
         (root / name).write_text(text)
     with serve_folder(root) as base:
@@ -248,6 +285,20 @@ async def test_replaced_built_ins_neither_break_nor_mislead_the_tools(session, s
     buy = await js(session, "document.body.children[5].dataset.bought || ''")
     decoy = await js(session, "document.body.children[6].dataset.bought || ''")
     assert (buy, decoy) == ("yes", ""), (buy, decoy)
+
+
+async def test_controls_whose_own_properties_lie_are_filled_and_read_truly(session, site):
+    await open_page(session, site, "lying.html")
+    tree = (await call(session, "read_page", {"tabId": 1, "filter": "interactive"}))["tree"]
+    assert 'textbox "Full name"' in tree and 'combobox "Size"' in tree and 'checkbox "Gift wrap"' in tree, tree
+    assert "lie" not in tree and "disabled" not in tree, tree
+    await call(session, "form_input", {"tabId": 1, "find": "Full name field", "value": "Ada Lovelace"})
+    await call(session, "form_input", {"tabId": 1, "find": "Size", "value": "Large"})
+    # The box says it is checked; it is not: form_input checks it.
+    await call(session, "form_input", {"tabId": 1, "find": "Gift wrap checkbox", "value": True})
+    log = await js(session, "Object.getOwnPropertyDescriptor(Node.prototype, 'textContent').get.call("
+                            "Document.prototype.getElementById.call(document, 'log'))")
+    assert log.split(";")[:-1] == ["who=Ada Lovelace", "size=l", "gift=true"], log
 
 
 async def test_frozen_prototypes_and_globals(session, site):

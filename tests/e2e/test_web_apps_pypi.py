@@ -218,24 +218,37 @@ async def test_one_batch_jupyterlab(jupyter, session):
 # --- Shiny for Python (PyPI shiny 1.8.0): a slider and a text input, reruns ---------
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "find 'Number of cups' answers ion.rangeSlider's hidden read-only text input (box 4x4 at 0,0, named "
-    "by the label). Before the fix form_input set it to 12 and reported success while the slider and "
-    "Shiny kept 5; now it refuses the read-only field, nothing changes, and the flow as written cannot "
-    "finish: the widget keys move (span.irs-line, tabindex 0) has no role or name to find it by. "
-    "See RESULTS.md, 'Issue 40: PyPI apps'"
-))
 @pytest.mark.parametrize("browser", BROWSERS)
 async def test_shiny_slider_and_text(shiny, session):
     base, log = shiny
     await call(session, "navigate", {"tabId": 1, "url": base})
+    # The label names ion.rangeSlider's hidden read-only input, which holds the value
+    # Shiny reads; the widget beside it is what moves. find offers the input as the
+    # slider, and form_input moves the widget and reads the input back.
     slider = await first(session, "Number of cups")
-    await call(session, "form_input", {"tabId": 1, "ref": slider["ref"], "value": 12})
+    assert slider["role"] == "slider" and slider["value"] == "5", slider
+    out = await call(session, "form_input", {"tabId": 1, "ref": slider["ref"], "value": 12})
+    assert out.get("set_by") in ("keys", "pointer"), out
     name = await first(session, "Your name")
     await batch(session, [click(name["ref"]), typing("Ada")])
     await call(session, "wait_for_page", {"tabId": 1, "text": "Ada orders"})
     assert "Ada orders 12 cups" in await text_of(session)
     assert last_line(log) == "cups=12 name=Ada", log.read_text()
+
+
+async def test_one_batch_shiny(shiny, session):
+    """The same as one batch by description; then a value the slider cannot hold is
+    refused, and the app keeps what it had."""
+    base, log = shiny
+    await batch(session, [nav(base), fill("Number of cups slider", 3), type_into("Your name", "Bo")])
+    await call(session, "wait_for_page", {"tabId": 1, "text": "Bo orders 3 cups"})
+    assert last_line(log) == "cups=3 name=Bo", log.read_text()
+    result = await session.call_tool("browser_batch", {"actions": [fill("Number of cups slider", 99)]})
+    data = result.structuredContent
+    assert result.isError is True, data
+    error = data["error"]
+    assert "99" in error["message"] and "20" in error["message"], error
+    assert "Bo orders 3 cups" in await text_of(session)
 
 
 # --- Dash (PyPI dash 4.4.1): a slider and a text input, callbacks -------------------
@@ -255,6 +268,15 @@ async def test_dash_slider_and_text(dash, session):
     assert "Fern gets 7 litres" in await text_of(session)
     # Dash's server runs callbacks on threads: one per keystroke, finishing in any order.
     assert "litres=7 plant=Fern" in log.read_text().splitlines(), log.read_text()
+
+
+async def test_one_batch_dash(dash, session):
+    """The same as one batch by description: the slider has no name, and the label
+    whose `for` names the div it is drawn in is what a person reads it by."""
+    base, log = dash
+    await batch(session, [nav(base), fill("Litres per week slider", 4), type_into("Plant name", "Ivy")])
+    await call(session, "wait_for_page", {"tabId": 1, "text": "Ivy gets 4 litres"})
+    assert "litres=4 plant=Ivy" in log.read_text().splitlines(), log.read_text()
 
 
 # --- MkDocs Material (PyPI mkdocs 1.6.1 + mkdocs-material 9.8.2): search ----------

@@ -73,7 +73,7 @@ function asPage(fn) {
 }
 // The captured functions, filled by `capture` once the kept built-ins are in
 // (helpers below are top-level, so accname.js, which comes first, can use them).
-let gopd, apply, Str, arrayFrom, css, JSONify, getProto;
+let gopd, apply, Str, arrayFrom, css, JSONify, getProto, EventCtor;
 const DOM = {}, FIELD = {};
 // A prototype's own accessor (its getter) or method, looked up the chain.
 function own(C, k) {
@@ -83,10 +83,18 @@ function own(C, k) {
   }
   return null;
 }
+// A prototype's own setter, looked up the chain.
+function setter(C, k) {
+  for (let p = C && C.prototype; p; p = getProto(p)) {
+    const d = gopd(p, k);
+    if (d) return d.set || null;
+  }
+  return null;
+}
 function capture() {
   const W = window;
   gopd = Object.getOwnPropertyDescriptor; apply = Reflect.apply; Str = String; getProto = Object.getPrototypeOf;
-  arrayFrom = Array.from; css = W.getComputedStyle; JSONify = JSON.stringify;
+  arrayFrom = Array.from; css = W.getComputedStyle; JSONify = JSON.stringify; EventCtor = W.Event;
   const found = {
     tagName: own(W.Element, 'tagName'), id: own(W.Element, 'id'), getAttribute: own(W.Element, 'getAttribute'),
     hasAttribute: own(W.Element, 'hasAttribute'), closest: own(W.Element, 'closest'), matches: own(W.Element, 'matches'),
@@ -107,7 +115,11 @@ function capture() {
     oldFrameDoc: typeof W.HTMLFrameElement === 'function' ? own(W.HTMLFrameElement, 'contentDocument') : null,
     oldFrameWin: typeof W.HTMLFrameElement === 'function' ? own(W.HTMLFrameElement, 'contentWindow') : null,
     assignedNodes: own(W.HTMLSlotElement, 'assignedNodes'), control: own(W.HTMLLabelElement, 'control'),
-    optionText: own(W.HTMLOptionElement, 'text'),
+    optionText: own(W.HTMLOptionElement, 'text'), optionValue: own(W.HTMLOptionElement, 'value'),
+    setSelected: setter(W.HTMLOptionElement, 'selected'), setText: setter(W.Node, 'textContent'),
+    focus: own(W.HTMLElement, 'focus'), click: own(W.HTMLElement, 'click'), dispatch: own(W.EventTarget, 'dispatchEvent'),
+    rootNode: own(W.Node, 'getRootNode'), docById: own(W.Document, 'getElementById'),
+    fragById: own(W.DocumentFragment, 'getElementById'),
   };
   for (const k in found) DOM[k] = found[k];
   // Per kind of form control: its prototype's readers (a control's own
@@ -153,6 +165,14 @@ function qsa(root, sel) {
 function field(el, k) {
   const C = FIELD[tagOf(el)];
   return C ? get(own(C, k), el) : undefined;
+}
+// ... and set through it: a control named `value` cannot shadow the setter, and
+// a framework that wraps an element's own `value` (React's value tracker) sees
+// the change as the browser's.
+function setField(el, k, v) {
+  const f = setter(FIELD[tagOf(el)], k);
+  if (!f) throw new Error('no ' + k + ' on ' + tagOf(el));
+  apply(f, el, [v]);
 }
 const scrollIntoViewOf = (el, how) => { get(DOM.scrollIntoView, el, [how]); };
 hold();
@@ -397,13 +417,17 @@ if (!reg || reg.doc !== document) {
     };
     // Short timeouts (a debounced search, a menu that opens after a delay) are
     // work an input started; the plugin waits for those set just before it looks.
+    // A longer one is a wait the app keeps for itself, which shows nothing when
+    // it ends: a key chord's second key (JupyterLab's keymap waits a second
+    // after every shortcut), a tooltip's delay, a retry.
+    const LONG_TIMER_MS = 600;
     const setT = window.setTimeout, clearT = window.clearTimeout;
     let running = null;
     window.setTimeout = function (fn, ms, ...rest) {
       const delay = Number(ms) || 0;
       // A callback that sets itself again is a loop (polling, a clock), not
       // work an input started.
-      if (typeof fn !== 'function' || delay < 10 || delay > 1000) return setT.call(this, fn, ms, ...rest);
+      if (typeof fn !== 'function' || delay < 10 || delay > LONG_TIMER_MS) return setT.call(this, fn, ms, ...rest);
       const loop = running === fn;
       let id;
       const run = function (...a) {
@@ -559,6 +583,7 @@ function role(el) {
   const t = tagOf(el);
   if (t === 'IFRAME' || t === 'FRAME') return 'iframe';
   if (t === 'LABEL' && !attr(el, 'role')) return 'label';
+  if (t === 'INPUT' && carried(el)) return 'slider';
   const r = ACC.role(el);
   if (r) return QUIET_ROLES.has(r) ? null : r;
   // Date and time fields have no ARIA role (Chromium's are internal: Date,
@@ -608,9 +633,10 @@ function flatText(el, max) {
   let out = '';
   const visit = (n) => {
     if (out.length >= max) return;
-    if (n.nodeType === Node.TEXT_NODE) { out += n.textContent; return; }
-    if (n.nodeType !== Node.ELEMENT_NODE || SKIP.has(n.tagName)) return;
-    const s = getComputedStyle(n);
+    const type = nodeTypeOf(n);
+    if (type === 3) { out += Str(get(DOM.textContent, n) || ''); return; }
+    if (type !== 1 || SKIP.has(tagOf(n))) return;
+    const s = styleOf(n);
     if (s.display === 'none' || s.visibility === 'hidden') return;
     const block = !s.display.startsWith('inline') && s.display !== 'contents';
     if (block) out += ' ';
@@ -623,17 +649,23 @@ function flatText(el, max) {
 
 function textOf(el) {
   if (hasShadow()) return squash(flatText(el, 2000));
-  return squash(el.innerText !== undefined ? el.innerText : el.textContent);
+  return squash(innerTextOf(el));
 }
 
 // The text of the elements an id-list attribute names (aria-labelledby,
 // aria-describedby), looked up in the element's own tree (a shadow root has
 // getElementById too).
-function textOfIds(el, attr) {
-  const by = el.getAttribute(attr);
+function textOfIds(el, name) {
+  const by = attr(el, name);
   if (!by) return '';
-  const tree = el.getRootNode && el.getRootNode().getElementById ? el.getRootNode() : el.ownerDocument;
-  return by.split(/\s+/).map((id) => tree.getElementById(id)).filter(Boolean).map(textOf).join(' ');
+  const tree = get(DOM.rootNode, el) || ownerOf(el);
+  const byId = nodeTypeOf(tree) === 9 ? DOM.docById : DOM.fragById;
+  const out = [];
+  for (const id of Str(by).split(/\s+/)) {
+    const found = id ? get(byId, tree, [id]) : null;
+    if (found) out.push(textOf(found));
+  }
+  return out.join(' ');
 }
 
 // The accessible name as the browser computes it (ACC, accname.js), cut to
@@ -1121,6 +1153,10 @@ function context(el) {
   // block holding the heading), or a named region or group around it (a code
   // cell's editor inside "Code Cell Content").
   for (let n = el, hops = 0; n && nodeTypeOf(n) === 1 && hops < 8; n = flatParent(n), hops++) {
+    if (hops < 6) {
+      const label = labelFor(n);
+      if (label) return cut(label, MAX_NAME);
+    }
     // A region or group, or any container its author labelled (JupyterLab's
     // cell is a plain div labelled "Code Cell Content").
     if (n !== el && (NAMED_PARTS.has(role(n)) || attr(n, 'aria-label') || attr(n, 'aria-labelledby'))) {
@@ -1136,6 +1172,27 @@ function context(el) {
     }
   }
   return '';
+}
+// The text of a label whose `for` names `n` when `n` is not a form control
+// (Dash's label for the div its slider draws in): the browser names nothing by
+// it, but a person reads the control inside by it. A map per document, built
+// once per call.
+const FORM_TAGS = new Set(['INPUT', 'SELECT', 'TEXTAREA', 'BUTTON', 'METER', 'OUTPUT', 'PROGRESS']);
+const forLabels = new WeakMap();
+function labelFor(n) {
+  const id = attr(n, 'id');
+  if (!id || FORM_TAGS.has(tagOf(n))) return '';
+  const doc = ownerOf(n);
+  if (!forLabels.has(doc)) {
+    const map = new Map();
+    for (const l of qsa(doc, 'label[for]')) {
+      const to = attr(l, 'for');
+      if (to && !map.has(to)) map.set(to, l);
+    }
+    forLabels.set(doc, map);
+  }
+  const label = forLabels.get(doc).get(id);
+  return label ? textOf(label) : '';
 }
 // Containers whose name says which part of the page a control is in.
 const NAMED_PARTS = new Set(['region', 'group', 'form', 'dialog', 'alertdialog', 'tabpanel', 'toolbar', 'navigation',
@@ -1417,17 +1474,16 @@ function landing(el, what, vw, vh, view) {
   return { status: 'ok', x, y, what };
 }
 
-function setValue(el, v) {
-  const win = el.ownerDocument.defaultView || window;
-  const proto = el.tagName === 'TEXTAREA' ? win.HTMLTextAreaElement.prototype : win.HTMLInputElement.prototype;
-  const setter = Object.getOwnPropertyDescriptor(proto, 'value').set;
-  setter.call(el, v);
-}
+const setValue = (el, v) => setField(el, 'value', v);
 
+// An event the page handles as the browser's own `input` or `change`. The
+// constructor and dispatchEvent are the ones kept at the start.
 function fire(el, type) {
-  const win = el.ownerDocument.defaultView || window;
-  asPage(() => el.dispatchEvent(new win.Event(type, { bubbles: true })));
+  const e = new EventCtor(type, { bubbles: true });
+  asPage(() => apply(DOM.dispatch, el, [e]));
 }
+const focusOn = (el) => asPage(() => apply(DOM.focus, el, []));
+const clickOn = (el) => asPage(() => apply(DOM.click, el, []));
 
 // What a field of each type takes, for a value its type turns into "".
 const FORMATS = Object.assign(Object.create(null), {
@@ -1519,12 +1575,65 @@ function focused() {
 
 const isRange = (el) => tagOf(el) === 'INPUT' && typeOf(el) === 'range';
 
+// A read-only input that a slider widget of the page sets (ion.rangeSlider's
+// hidden input under a Shiny or Bootstrap slider): its label names it, it
+// holds the value the app reads, and the widget beside it is what a person
+// moves. The widget: the first shown element beside the input (within its two
+// nearest ancestors) that takes the keyboard focus and is a slider, or is a
+// track (three times as wide as tall). Only a numeric value: a range ("3;7")
+// has two thumbs, which form_input cannot tell apart. Null otherwise. The
+// slider route (slider.rs) focuses the widget, moves it by keys or a press on
+// its track, and reads the value back from the input.
+function widgetOf(el) {
+  if (tagOf(el) !== 'INPUT' || field(el, 'readOnly') !== true || !numeric(fieldValue(el))) return null;
+  for (let n = parentElOf(el), hops = 0; n && hops < 2; n = parentElOf(n), hops++) {
+    for (const c of qsa(n, '[tabindex], [role="slider"]')) {
+      if (c === el || deepContains(c, el) || Number(attr(c, 'tabindex') || 0) < 0 || !shown(c)) continue;
+      const b = rectOf(c);
+      if (ACC.role(c) === 'slider' || (b.width > 0 && b.width >= 3 * b.height)) return c;
+    }
+  }
+  return null;
+}
+// widgetOf, once per element and call (role() asks for every input it sees).
+const carriers = new WeakMap();
+function carried(el) {
+  if (field(el, 'readOnly') !== true) return null;
+  if (!carriers.has(el)) carriers.set(el, widgetOf(el));
+  return carriers.get(el);
+}
+
 // A slider's state for the keyboard route (slider.rs): its value and bounds,
 // its step (null for an ARIA slider, which does not say: slider.rs measures
 // it), whether it has the focus, and which arrows move it.
 function sliderState(el) {
   const out = { what: describe(el, role(el)), focused: false };
   const num = (name, dflt) => { const x = attr(el, name); return numeric(x) ? Number(x) : dflt; };
+  const widget = tagOf(el) === 'INPUT' ? carried(el) : null;
+  if (widget) {
+    // The widget's own settings, where the input carries them (ion.rangeSlider's
+    // data-min, data-max, data-step); else its ARIA values; else unknown, and
+    // slider.rs measures the step. No Home or End: such widgets seldom take them.
+    out.kind = 'widget';
+    const v = fieldValue(el);
+    out.value = numeric(v) ? Number(v) : null;
+    const setting = (name, aria) => {
+      const x = attr(el, 'data-' + name);
+      if (numeric(x)) return Number(x);
+      const y = attr(widget, aria);
+      return numeric(y) ? Number(y) : null;
+    };
+    out.min = setting('min', 'aria-valuemin');
+    out.max = setting('max', 'aria-valuemax');
+    const step = setting('step', '');
+    out.step = step !== null && step > 0 ? step : null;
+    out.ends = false;
+    out.vertical = Str(attr(widget, 'aria-orientation') || '').toLowerCase() === 'vertical';
+    out.disabled = disabled(el) || disabled(widget);
+    const f = focused();
+    out.focused = !!f && (f === widget || deepContains(widget, f));
+    return out;
+  }
   if (isRange(el)) {
     out.kind = 'range';
     const v = fieldValue(el);
@@ -1556,11 +1665,12 @@ function slider() {
   const el = found.el;
   if (!isRange(el) && role(el) !== 'slider') return { status: 'not-a-slider', what: describe(el, role(el)) };
   if (a.focus && !disabled(el) && !sliderState(el).focused) {
-    try { asPage(() => el.focus({ preventScroll: true })); } catch (e) { /* answered as not focused */ }
+    const to = carried(el) || el;
+    try { asPage(() => apply(DOM.focus, to, [{ preventScroll: true }])); } catch (e) { /* answered as not focused */ }
     // A slider whose role sits on a wrapper takes the focus on its thumb.
-    const thumb = sliderState(el).focused ? null : qsa(el, 'input, button, [tabindex]')[0];
+    const thumb = sliderState(el).focused ? null : qsa(to, 'input, button, [tabindex]')[0];
     if (thumb) {
-      try { asPage(() => thumb.focus({ preventScroll: true })); } catch (e) { /* as above */ }
+      try { asPage(() => apply(DOM.focus, thumb, [{ preventScroll: true }])); } catch (e) { /* as above */ }
     }
   }
   return Object.assign(sliderState(el), { status: 'ok' });
@@ -1575,8 +1685,9 @@ function slider() {
 function sliderPoint() {
   const found = lookup(a.ref);
   if (found.status !== 'ok') return found;
-  const el = found.el;
-  const s = sliderState(el);
+  const el = carried(found.el) || found.el;
+  const s = sliderState(found.el);
+  if (s.min === null || s.max === null) return { status: 'no-track', what: s.what };
   const wide = (n) => { const b = rectOf(n); return b.width >= 3 * b.height && b.width > 0; };
   let track = isRange(el) || wide(el) ? el : null;
   for (let n = parentElOf(el), hops = 0; !track && n && hops < 3; n = parentElOf(n), hops++) {
@@ -1645,13 +1756,14 @@ function formInput() {
   if (found.status !== 'ok') return found;
   const el = found.el;
   const r = role(el);
-  if (el.disabled) return { status: 'disabled', what: describe(el, r) };
+  if (matchesOf(el, ':disabled')) return { status: 'disabled', what: describe(el, r) };
   const v = a.value;
-  const t = el.tagName;
+  const t = tagOf(el);
   // A read-only field is the page's own to set (a slider widget's hidden input,
   // a computed total): a value written there is one no user could give, and
   // the app, which listens to its widget, may never take it.
   if (field(el, 'readOnly') === true || attr(el, 'aria-readonly') === 'true') {
+    if (carried(el) && !a.direct) return Object.assign(sliderState(el), { status: 'slider' });
     return { status: 'readonly', what: describe(el, r) };
   }
   // A slider is set the way a person sets it, by keys (form_input in page.rs):
@@ -1659,26 +1771,32 @@ function formInput() {
   // written into its input. `a.direct`: the keys could not reach it.
   if ((isRange(el) || r === 'slider') && !a.direct) return Object.assign(sliderState(el), { status: 'slider' });
   if (t === 'SELECT') {
-    const wanted = Array.isArray(v) ? v.map(String) : [String(v)];
-    const opts = Array.from(el.options);
-    const pick = (w) => opts.find((o) => o.value === w) || opts.find((o) => squash(o.text) === squash(w)) ||
-      opts.find((o) => squash(o.text).toLowerCase() === squash(w).toLowerCase());
-    const chosen = wanted.map(pick);
+    const wanted = Array.isArray(v) ? arrayFrom(v, (x) => Str(x)) : [Str(v)];
+    const opts = arrayFrom(field(el, 'options') || []);
+    const text = (o) => squash(get(DOM.optionText, o));
+    const value = (o) => get(DOM.optionValue, o);
+    const pick = (w) => {
+      for (const o of opts) if (value(o) === w) return o;
+      for (const o of opts) if (text(o) === squash(w)) return o;
+      for (const o of opts) if (text(o).toLowerCase() === squash(w).toLowerCase()) return o;
+      return null;
+    };
+    const chosen = arrayFrom(wanted, pick);
     if (chosen.some((o) => !o)) {
-      return { status: 'no-option', what: describe(el, r), options: opts.map((o) => squash(o.text)) };
+      return { status: 'no-option', what: describe(el, r), options: arrayFrom(opts, text) };
     }
-    if (el.multiple) opts.forEach((o) => { o.selected = chosen.includes(o); });
-    else el.value = chosen[0].value;
+    if (field(el, 'multiple') === true) for (const o of opts) apply(DOM.setSelected, o, [chosen.includes(o)]);
+    else setValue(el, value(chosen[0]));
     fire(el, 'input'); fire(el, 'change');
     return { status: 'ok', what: describe(el, r) };
   }
   if (t === 'INPUT') {
-    const type = (el.getAttribute('type') || 'text').toLowerCase();
+    const type = typeOf(el);
     if (type === 'checkbox' || type === 'radio') {
-      const want = v === true || v === 1 || ['true', 'on', 'yes', 'checked', '1'].includes(String(v).toLowerCase());
-      if (el.checked !== want) {
-        if (want || type === 'checkbox') asPage(() => el.click());
-        else { el.checked = false; fire(el, 'input'); fire(el, 'change'); }
+      const want = v === true || v === 1 || ['true', 'on', 'yes', 'checked', '1'].includes(Str(v).toLowerCase());
+      if (field(el, 'checked') !== want) {
+        if (want || type === 'checkbox') clickOn(el);
+        else { setField(el, 'checked', false); fire(el, 'input'); fire(el, 'change'); }
       }
       return { status: 'ok', what: describe(el, r) };
     }
@@ -1688,20 +1806,20 @@ function formInput() {
     if (FORMATS[type] && Str(v) !== '' && sanitized(el, Str(v)) === '') {
       return { status: 'bad-format', what: describe(el, r), format: FORMATS[type] };
     }
-    asPage(() => el.focus());
-    setValue(el, String(v));
+    focusOn(el);
+    setValue(el, Str(v));
     fire(el, 'input'); fire(el, 'change');
     return { status: 'ok', what: describe(el, r) };
   }
   if (t === 'TEXTAREA') {
-    asPage(() => el.focus());
-    setValue(el, String(v));
+    focusOn(el);
+    setValue(el, Str(v));
     fire(el, 'input'); fire(el, 'change');
     return { status: 'ok', what: describe(el, r) };
   }
-  if (el.isContentEditable) {
-    asPage(() => el.focus());
-    el.textContent = String(v);
+  if (editable(el)) {
+    focusOn(el);
+    apply(DOM.setText, el, [Str(v)]);
     fire(el, 'input');
     return { status: 'ok', what: describe(el, r) };
   }
@@ -1808,10 +1926,10 @@ function probe() {
     } else {
       const want = a.pattern.trim().toLowerCase();
       candidates = allElements(root === document ? (document.body || document.documentElement) : root).filter((e) => {
-        if (SKIP.has(e.tagName)) return false;
+        if (SKIP.has(tagOf(e))) return false;
         if (a.by === 'role') return role(e) === want;
-        if (a.by === 'aria_label') { const l = e.getAttribute('aria-label') || ''; return l !== '' && test(l); }
-        const t = squash(ownText(e) || (e.shadowRoot || e.tagName === 'SLOT' ? flatText(e, 300) : ''));
+        if (a.by === 'aria_label') { const l = attr(e, 'aria-label') || ''; return l !== '' && test(l); }
+        const t = squash(ownText(e) || (shadowOf(e) || tagOf(e) === 'SLOT' ? flatText(e, 300) : ''));
         return t !== '' && test(t);
       });
     }
@@ -1820,7 +1938,7 @@ function probe() {
   if (el) {
     out.found = true;
     const d = describe(el, role(el));
-    out.match = { ref: d.ref, tag: el.tagName.toLowerCase(), role: d.role, text: cut(ownText(el) || textOf(el), 120) };
+    out.match = { ref: d.ref, tag: tagOf(el).toLowerCase(), role: d.role, text: cut(ownText(el) || textOf(el), 120) };
     if (d.name) out.match.name = d.name;
     if (el.id) out.match.id = el.id;
   }

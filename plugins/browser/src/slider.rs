@@ -14,6 +14,10 @@ use crate::page;
 /// The most rounds of keys, and of arrow presses in one round.
 const MAX_ROUNDS: usize = 6;
 const MAX_ARROWS: u32 = 200;
+/// How many more reads, and how far apart, a widget slider's value gets to
+/// stop moving.
+const STABLE_READS: usize = 4;
+const STABLE_GAP_NS: u64 = 40_000_000;
 
 /// A slider as the page library reads it (`sliderState` in `page.js`).
 #[derive(Debug, Clone, PartialEq)]
@@ -24,6 +28,10 @@ struct State {
     /// `None`: not stated (an ARIA slider, or `step=any`); measured here.
     step: Option<f64>,
     native: bool,
+    /// Whether its bounds are known (a widget's hidden input may not say).
+    bounded: bool,
+    /// Whether Home and End move it to its ends (a widget may ignore them).
+    ends: bool,
     vertical: bool,
     focused: bool,
     disabled: bool,
@@ -38,6 +46,8 @@ impl State {
             max: num("max").unwrap_or(100.0),
             step: num("step").filter(|s| *s > 0.0),
             native: answer.get("kind").and_then(Value::as_str) == Some("range"),
+            bounded: num("min").is_some() && num("max").is_some(),
+            ends: answer.get("ends").and_then(Value::as_bool) != Some(false),
             vertical: answer.get("vertical").and_then(Value::as_bool) == Some(true),
             focused: answer.get("focused").and_then(Value::as_bool) == Some(true),
             disabled: answer.get("disabled").and_then(Value::as_bool) == Some(true),
@@ -72,13 +82,13 @@ fn plan(state: &State, target: f64, step: Option<f64>, flipped: bool) -> Plan {
         (true, false) => ("ArrowUp", "ArrowDown"),
         (true, true) => ("ArrowDown", "ArrowUp"),
     };
-    if (target - state.min).abs() <= tolerance {
+    if state.ends && (target - state.min).abs() <= tolerance {
         return Plan {
             keys: vec!["Home"],
             arrows: 0,
         };
     }
-    if (target - state.max).abs() <= tolerance {
+    if state.ends && (target - state.max).abs() <= tolerance {
         return Plan {
             keys: vec!["End"],
             arrows: 0,
@@ -93,7 +103,9 @@ fn plan(state: &State, target: f64, step: Option<f64>, flipped: bool) -> Plan {
     };
     let mut keys = Vec::new();
     let mut from = value;
-    if (target - state.min).abs() < (target - value).abs() {
+    if !state.ends {
+        // Arrows from where it is.
+    } else if (target - state.min).abs() < (target - value).abs() {
         keys.push("Home");
         from = state.min;
     } else if (state.max - target).abs() < (target - value).abs() {
@@ -128,7 +140,7 @@ pub(crate) fn set(
             format!("{element} is a slider: value is a number, got {asked}"),
         )
     })?;
-    let look = |browser: &mut Browser, focus: bool| -> Result<State> {
+    let read = |browser: &mut Browser, focus: bool| -> Result<State> {
         let answer = page::call(
             browser,
             tab,
@@ -139,13 +151,32 @@ pub(crate) fn set(
         )?;
         Ok(State::read(&answer))
     };
+    // A widget slider draws, and writes its value out, from an animation
+    // loop (ion.rangeSlider), which the settling after keys does not wait
+    // for: its value is read until two reads a few frames apart agree.
+    let look = |browser: &mut Browser, focus: bool| -> Result<State> {
+        let mut state = read(browser, focus)?;
+        if state.native {
+            return Ok(state);
+        }
+        for _ in 0..STABLE_READS {
+            crate::clock::sleep_ns(STABLE_GAP_NS);
+            let again = read(browser, false)?;
+            let same = again.value == state.value;
+            state = again;
+            if same {
+                break;
+            }
+        }
+        Ok(state)
+    };
     let mut state = look(browser, true)?;
     if state.disabled {
         return Err(not_found(format!(
             "{element} is disabled; nothing was changed"
         )));
     }
-    if target < state.min.min(state.max) || target > state.max.max(state.min) {
+    if state.bounded && (target < state.min.min(state.max) || target > state.max.max(state.min)) {
         return Err(invalid(
             "value",
             format!(
@@ -207,87 +238,56 @@ pub(crate) fn set(
             }
         }
     }
-    let mut step = state.step;
-    let mut flipped = false;
-    let mut pressed = 0u32;
+    let mut keys = Keys {
+        step: state.step,
+        flipped: false,
+        pressed: 0,
+    };
     if route.starts_with("a press") && state.focused {
         route.push_str(", then keys");
     }
-    // Keys only while the slider has the focus: elsewhere they would scroll
-    // the page or reach another control.
-    for _ in 0..MAX_ROUNDS {
-        if !state.focused {
-            break;
-        }
-        let value = state.value.unwrap_or(state.min);
-        if state.value.is_some() && (value - target).abs() <= state.tolerance() {
-            break;
-        }
-        let plan = plan(&state, target, step, flipped);
-        if plan.keys.is_empty() {
-            // Between two steps: as near as it goes.
-            break;
-        }
-        let combos = plan.keys.join(" ");
-        let actions = crate::keys::combo_actions(&combos).map_err(|m| failed(m, false))?;
-        browser.actions(
-            tab,
-            &format!("pressing {} keys on {element}", plan.keys.len()),
-            json!([{"type": "key", "id": "keyboard", "actions": actions}]),
-        )?;
-        pressed += plan.keys.len() as u32;
-        let after = look(browser, false)?;
-        if !after.focused {
-            // The app moved the focus away (a rerun replaced the widget): the
-            // read-back below says what it holds.
-            state = after;
-            break;
-        }
-        let moved = after.value.unwrap_or(after.min) - value;
-        let starts_at_end = plan
-            .keys
-            .first()
-            .is_some_and(|k| *k == "Home" || *k == "End");
-        if plan.arrows > 0 && !starts_at_end {
-            if moved.abs() <= f64::EPSILON {
-                state = after;
-                break;
-            }
-            // Arrows that moved it away from the target: the page reads them
-            // the other way round.
-            if (moved > 0.0) != (target > value) {
-                flipped = !flipped;
-            }
-            if step.is_none() {
-                step = Some(moved.abs() / f64::from(plan.arrows));
-            }
-        } else if moved.abs() <= f64::EPSILON && plan.arrows == 0 {
-            state = after;
-            break;
-        }
-        let overshot =
-            (after.value.unwrap_or(after.min) - target).signum() != (value - target).signum();
-        state = after;
-        if overshot && step.is_some_and(|s| (state.value.unwrap_or(state.min) - target).abs() < s) {
-            break;
-        }
-    }
+    state = keys.toward(browser, tab, &element, target, state, &look)?;
     let mut out = match page::read_back(browser, tab, reference, asked, first) {
         Ok(out) => out,
+        // An app that was still starting up (Shiny binds its inputs once its
+        // socket is up) can put a widget back, and a widget can land a step
+        // off on the last key: one more round from where it now is, focused
+        // again, then the read-back decides.
         Err(f) if has_code(&f, "world-moved") && f.input_fired => {
-            let shows = state
+            let again = look(browser, true)?;
+            let moved_back = again
                 .value
-                .map_or_else(|| "no value".to_owned(), |v| v.to_string());
-            let step = step.map_or_else(String::new, |s| format!(" (it moves in steps of {s})"));
-            return Err(fail(
-                "world-moved",
-                format!(
-                    "{element} did not keep {target}: set by {route} ({pressed} key presses), \
-                     once the page settled it holds {shows}{step}; the app reverted it, or the \
-                     slider cannot hold that value"
-                ),
-                true,
-            ));
+                .is_some_and(|v| (v - target).abs() > again.tolerance());
+            let retried = again.focused && moved_back;
+            let second = if retried {
+                state = keys.toward(browser, tab, &element, target, again, &look)?;
+                page::read_back(browser, tab, reference, asked, first)
+            } else {
+                Err(f)
+            };
+            match second {
+                Ok(out) => out,
+                Err(f) if has_code(&f, "world-moved") && f.input_fired => {
+                    let shows = state
+                        .value
+                        .map_or_else(|| "no value".to_owned(), |v| v.to_string());
+                    let step = keys
+                        .step
+                        .map_or_else(String::new, |s| format!(" (it moves in steps of {s})"));
+                    return Err(fail(
+                        "world-moved",
+                        format!(
+                            "{element} did not keep {target}: set by {route} ({} key presses{}), \
+                             once the page settled it holds {shows}{step}; the app reverted it, or \
+                             the slider cannot hold that value",
+                            keys.pressed,
+                            if retried { ", in two tries" } else { "" }
+                        ),
+                        true,
+                    ));
+                }
+                Err(f) => return Err(f),
+            }
         }
         Err(f) => return Err(f),
     };
@@ -297,6 +297,94 @@ pub(crate) fn set(
         "keys"
     });
     Ok(out)
+}
+
+/// What the key rounds learnt about a slider: its step (measured when it does
+/// not say), whether its arrows work the other way round, and how many keys
+/// were pressed in all.
+struct Keys {
+    step: Option<f64>,
+    flipped: bool,
+    pressed: u32,
+}
+
+impl Keys {
+    /// Presses keys on the focused slider at `state` toward `target`, in
+    /// rounds, each read back with `look`; answers its state after the last.
+    fn toward(
+        &mut self,
+        browser: &mut Browser,
+        tab: u32,
+        element: &str,
+        target: f64,
+        mut state: State,
+        look: &dyn Fn(&mut Browser, bool) -> Result<State>,
+    ) -> Result<State> {
+        // Keys only while the slider has the focus: elsewhere they would scroll
+        // the page or reach another control.
+        for _ in 0..MAX_ROUNDS {
+            if !state.focused {
+                break;
+            }
+            let value = state.value.unwrap_or(state.min);
+            if state.value.is_some() && (value - target).abs() <= state.tolerance() {
+                break;
+            }
+            let plan = plan(&state, target, self.step, self.flipped);
+            if plan.keys.is_empty() {
+                // Between two steps: as near as it goes.
+                break;
+            }
+            let combos = plan.keys.join(" ");
+            let actions = crate::keys::combo_actions(&combos).map_err(|m| failed(m, false))?;
+            browser.actions(
+                tab,
+                &format!("pressing {} keys on {element}", plan.keys.len()),
+                json!([{"type": "key", "id": "keyboard", "actions": actions}]),
+            )?;
+            self.pressed += plan.keys.len() as u32;
+            let after = look(browser, false)?;
+            if !after.focused {
+                // The app moved the focus away (a rerun replaced the widget): the
+                // caller's read-back says what it holds.
+                state = after;
+                break;
+            }
+            let moved = after.value.unwrap_or(after.min) - value;
+            let starts_at_end = plan
+                .keys
+                .first()
+                .is_some_and(|k| *k == "Home" || *k == "End");
+            if plan.arrows > 0 && !starts_at_end {
+                if moved.abs() <= f64::EPSILON {
+                    state = after;
+                    break;
+                }
+                // Arrows that moved it away from the target: the page reads them
+                // the other way round.
+                if (moved > 0.0) != (target > value) {
+                    self.flipped = !self.flipped;
+                }
+                if self.step.is_none() {
+                    self.step = Some(moved.abs() / f64::from(plan.arrows));
+                }
+            } else if moved.abs() <= f64::EPSILON && plan.arrows == 0 {
+                state = after;
+                break;
+            }
+            let overshot =
+                (after.value.unwrap_or(after.min) - target).signum() != (value - target).signum();
+            state = after;
+            if overshot
+                && self
+                    .step
+                    .is_some_and(|s| (state.value.unwrap_or(state.min) - target).abs() < s)
+            {
+                break;
+            }
+        }
+        Ok(state)
+    }
 }
 
 /// A range input keys cannot reach: its value written as `form_input` writes
@@ -336,6 +424,8 @@ mod tests {
             max,
             step,
             native: true,
+            bounded: true,
+            ends: true,
             vertical: false,
             focused: true,
             disabled: false,
@@ -387,6 +477,17 @@ mod tests {
         assert_eq!(plan(&s, 900.0, Some(1.0), false).arrows, 100);
         let far = state(0.5, 0.0, 100_000.0, Some(1.0));
         assert_eq!(plan(&far, 50_000.0, Some(1.0), false).arrows, MAX_ARROWS);
+    }
+
+    #[test]
+    fn a_widget_without_home_and_end_moves_by_arrows_from_where_it_is() {
+        let mut s = state(5.0, 1.0, 20.0, Some(1.0));
+        s.ends = false;
+        let p = plan(&s, 20.0, Some(1.0), false);
+        assert_eq!(p.arrows, 15);
+        assert!(p.keys.iter().all(|k| *k == "ArrowRight"), "{p:?}");
+        let p = plan(&s, 2.0, Some(1.0), false);
+        assert_eq!(p.keys, vec!["ArrowLeft"; 3]);
     }
 
     #[test]
