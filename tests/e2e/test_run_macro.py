@@ -47,6 +47,20 @@ EXAMPLE = """<!doctype html><html><head><title>Example Domain</title></head><bod
 </body></html>"""
 
 MORE = """<!doctype html><html><head><title>More</title></head><body><h1>More information</h1></body></html>"""
+# A form whose page answers browser_fill as apps do: one field it keeps, one it
+# formats (digits only), one a controlled component puts back on the next frame,
+# and one it sets itself (read-only).
+FORM = """<!doctype html><html><head><title>Fill</title></head><body>
+<input id="name" aria-label="Name">
+<input id="phone" aria-label="Phone">
+<input id="code" aria-label="Code" value="A1">
+<input id="total" aria-label="Total" value="42" readonly>
+<script>
+const phone = document.getElementById('phone');
+phone.addEventListener('input', () => { phone.value = phone.value.replace(/[^0-9]/g, ''); });
+const code = document.getElementById('code');
+code.addEventListener('input', () => requestAnimationFrame(() => { code.value = 'A1'; }));
+</script></body></html>"""
 
 
 
@@ -164,6 +178,7 @@ def site(tmp_path_factory):
     root = tmp_path_factory.mktemp("site")
     (root / "index.html").write_text(EXAMPLE)
     (root / "more.html").write_text(MORE)
+    (root / "form.html").write_text(FORM)
 
     class Quiet(SimpleHTTPRequestHandler):
         def log_message(self, *args):
@@ -324,6 +339,36 @@ async def test_the_second_seed_example_navigates_and_waits_for_the_text(desk, si
         assert out["results"][0]["ok"] is False
         assert out["results"][0]["code"] == "WaitTimeout", out
         assert out["warnings"] == [{"step": 0, "tool": "wait_until", "code": "WaitTimeout", "error": out["results"][0]["error"]}]
+
+
+async def test_browser_fill_reads_the_field_back(desk, site):
+    """A value the page keeps (or only reformats) passes and says what the field
+    holds; one the page puts back, or a field the page sets itself, fails with
+    the field named, and the macro stops there."""
+    async with mcp(desk) as session:
+        steps = [
+            {"tool": "browser_navigate", "params": {"url": f"{site}/form.html"}},
+            {"tool": "browser_fill", "params": {"selector": "#name", "value": "Ada"}},
+            {"tool": "browser_fill", "params": {"selector": "#phone", "value": "555-0100"}},
+        ]
+        result, out, _ = await macro(session, steps)
+        assert result.isError is False and out["status"] == "passed", out
+        assert json.loads(out["results"][1]["text"][0])["value"] == "Ada"
+        assert json.loads(out["results"][2]["text"][0])["value"] == "5550100"
+        result, out, _ = await macro(session, [
+            {"tool": "browser_fill", "params": {"selector": "#code", "value": "B2"}},
+            {"tool": "browser_fill", "params": {"selector": "#name", "value": "never"}},
+        ])
+        assert result.isError is True and out["steps_completed"] == 1, out
+        failed = out["results"][0]
+        assert failed["code"] == "BrowserValueNotKept" and "#code" in failed["error"] and '"A1"' in failed["error"], failed
+        result, out, _ = await macro(session, [{"tool": "browser_fill", "params": {"selector": "#total", "value": "7"}}])
+        failed = out["results"][0]
+        assert failed["code"] == "BrowserNoActionableTarget" and "read-only" in failed["error"], failed
+        # Nothing was written where the macro stopped or was refused.
+        _, out, _ = await macro(session, [{"tool": "browser_form", "params": {"selector": "body"}}])
+        fields = {f["id"]: f["value"] for f in json.loads(out["results"][0]["text"][0])["fields"]}
+        assert fields == {"name": "Ada", "phone": "5550100", "code": "A1", "total": "42"}, fields
 
 
 async def test_results_count_from_0_and_a_failed_step_stops_the_macro(desk):

@@ -241,21 +241,45 @@ const __dtm = {
     }
     return [x, y];
   },
-  fill(a) {
+  // Sets the field as the page's own input would, lets the page answer (a
+  // framework renders on the next frame, a controlled field puts its value
+  // back), then reads the field again: a value the page did not keep fails
+  // instead of passing.
+  async fill(a) {
     const el = resolve(a, fillable, 'browser_fill');
     if (!fillable(el)) fail('BrowserNoActionableTarget', 'browser_fill: ' + selectorOf(el) + ' is not a text field');
+    if (el.disabled || el.readOnly || el.getAttribute('aria-readonly') === 'true') {
+      fail('BrowserNoActionableTarget', 'browser_fill: ' + selectorOf(el) + ' is ' + (el.disabled ? 'disabled' : 'read-only') +
+        ' (the page sets it itself); nothing was changed');
+    }
+    const field = !(el.isContentEditable && !('value' in el));
+    const proto = el.tagName === 'TEXTAREA' ? HTMLTextAreaElement.prototype : HTMLInputElement.prototype;
+    const read = () => (field ? Object.getOwnPropertyDescriptor(proto, 'value').get.call(el) : el.textContent);
     el.focus();
-    if (el.isContentEditable && !('value' in el)) {
+    if (!field) {
       el.textContent = a.value;
     } else {
       // The prototype's setter, so frameworks that track the value see the change.
-      const proto = el.tagName === 'TEXTAREA' ? HTMLTextAreaElement.prototype : HTMLInputElement.prototype;
-      const setter = Object.getOwnPropertyDescriptor(proto, 'value').set;
-      setter.call(el, a.value);
+      Object.getOwnPropertyDescriptor(proto, 'value').set.call(el, a.value);
     }
     el.dispatchEvent(new Event('input', { bubbles: true }));
     el.dispatchEvent(new Event('change', { bubbles: true }));
-    return { ok: true, selector: selectorOf(el), value: 'value' in el ? el.value : el.textContent, ...page() };
+    await new Promise((done) => {
+      const late = setTimeout(done, 300);
+      requestAnimationFrame(() => setTimeout(() => { clearTimeout(late); done(); }, 50));
+    });
+    const now = read();
+    const asked = String(a.value);
+    const plain = (s) => String(s).toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '');
+    const kept = now === asked || now.trim() === asked.trim() ||
+      (asked.trim() !== '' && Number.isFinite(Number(asked)) && Number(now) === Number(asked)) ||
+      (plain(asked) !== '' && plain(now) === plain(asked)) ||
+      (el.maxLength > 0 && now.length >= el.maxLength && asked.startsWith(now));
+    if (!kept) {
+      fail('BrowserValueNotKept', 'browser_fill: ' + selectorOf(el) + ' was set to ' + JSON.stringify(asked) +
+        ' and the page changed it back: it holds ' + JSON.stringify(now.slice(0, 200)));
+    }
+    return { ok: true, selector: selectorOf(el), value: now, ...page() };
   },
   form(a) {
     const root = query(document, a.selector)[0];

@@ -132,6 +132,7 @@ const PAGE_CODES: &[&str] = &[
     "BrowserAmbiguousTarget",
     "BrowserNoActionableTarget",
     "BrowserModalBlocking",
+    "BrowserValueNotKept",
     "ElementNotInViewport",
     "ElementNotFound",
     "ScopeNotFound",
