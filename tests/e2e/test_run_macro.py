@@ -62,6 +62,21 @@ const code = document.getElementById('code');
 code.addEventListener('input', () => requestAnimationFrame(() => { code.value = 'A1'; }));
 </script></body></html>"""
 
+# A page whose named elements shadow what a script reads: images named after the
+# document's properties, a form whose controls are named after the form's.
+CLOBBERED = """<!doctype html><html><head><title>Clobbered</title></head><body>
+<img name="body" alt=""><img name="querySelector" alt=""><img name="querySelectorAll" alt="">
+<img name="getElementById" alt=""><img name="elementFromPoint" alt="">
+<form id="order" title="Order form">
+  <input id="who" name="tagName" aria-label="Who">
+  <input name="querySelectorAll" aria-label="Where">
+  <input name="getAttribute" aria-label="When">
+  <input name="id" aria-label="Which">
+  <input name="parentElement" aria-label="Why">
+  <button type="button" id="send" onclick="this.setAttribute('data-sent', 'yes')">Send order</button>
+</form>
+</body></html>"""
+
 
 
 
@@ -179,6 +194,7 @@ def site(tmp_path_factory):
     (root / "index.html").write_text(EXAMPLE)
     (root / "more.html").write_text(MORE)
     (root / "form.html").write_text(FORM)
+    (root / "clobbered.html").write_text(CLOBBERED)
 
     class Quiet(SimpleHTTPRequestHandler):
         def log_message(self, *args):
@@ -369,6 +385,32 @@ async def test_browser_fill_reads_the_field_back(desk, site):
         _, out, _ = await macro(session, [{"tool": "browser_form", "params": {"selector": "body"}}])
         fields = {f["id"]: f["value"] for f in json.loads(out["results"][0]["text"][0])["fields"]}
         assert fields == {"name": "Ada", "phone": "5550100", "code": "A1", "total": "42"}, fields
+
+
+async def test_the_browser_tools_work_on_a_clobbered_page(desk, site):
+    """Named elements that shadow the document's and the form's properties neither
+    break the page-side tools nor point them at the wrong element."""
+    async with mcp(desk) as session:
+        steps = [
+            {"tool": "browser_navigate", "params": {"url": f"{site}/clobbered.html"}},
+            {"tool": "browser_search", "params": {"by": "text", "pattern": "Send order"}},
+            {"tool": "browser_fill", "params": {"by": "ariaLabel", "pattern": "Who", "value": "Ada"}},
+            {"tool": "browser_form", "params": {"selector": "#order"}},
+            {"tool": "browser_overview", "params": {}},
+            {"tool": "browser_click", "params": {"by": "text", "pattern": "Send order"}},
+            {"tool": "browser_eval", "params": {"action": "js", "expression":
+                "[HTMLInputElement.prototype.__lookupGetter__('value').call(Document.prototype.getElementById.call(document, 'who')),"
+                " Element.prototype.getAttribute.call(Document.prototype.getElementById.call(document, 'send'), 'data-sent')]"}},
+        ]
+        result, out, _ = await macro(session, steps)
+        assert result.isError is False and out["status"] == "passed", out
+        found = json.loads(out["results"][1]["text"][0])
+        assert found["results"][0]["selector"] == "#send", found
+        filled = json.loads(out["results"][2]["text"][0])
+        assert filled["selector"] == "#who" and filled["value"] == "Ada", filled
+        form = json.loads(out["results"][3]["text"][0])
+        assert form["count"] == 6 and form["fields"][0]["id"] == "who" and form["fields"][0]["tag"] == "input", form
+        assert json.loads(out["results"][6]["text"][0]) == ["Ada", "yes"], out["results"][6]
 
 
 async def test_results_count_from_0_and_a_failed_step_stops_the_macro(desk):

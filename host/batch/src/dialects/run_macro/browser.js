@@ -3,53 +3,91 @@
 // and returns a JSON-safe value, or throws an Error whose message starts with
 // a desktop-touch code ("ElementNotFound: ...") that run_macro reports as the
 // step's code.
+// The page may shadow what this library reads: a form's named control hides
+// the form's own property (`<input name="tagName">` makes `form.tagName` an
+// element), a named image hides the document's (`<img name="body">`), and a
+// page can define its own `focus` or `getAttribute` on an element. So elements
+// and the document are read and driven only through the prototypes' own
+// accessors and methods, looked up once.
+const $own = (C, k) => {
+  for (let p = C && C.prototype; p; p = Object.getPrototypeOf(p)) {
+    const d = Object.getOwnPropertyDescriptor(p, k);
+    if (d) return d.get || d.value;
+  }
+  return null;
+};
+const $call = (f, self, ...args) => Reflect.apply(f, self, args);
+const $ = {
+  docQs: $own(Document, 'querySelector'), docQsa: $own(Document, 'querySelectorAll'), body: $own(Document, 'body'),
+  title: $own(Document, 'title'), ready: $own(Document, 'readyState'), at: $own(Document, 'elementFromPoint'),
+  byId: $own(Document, 'getElementById'), elQs: $own(Element, 'querySelector'), elQsa: $own(Element, 'querySelectorAll'),
+  closest: $own(Element, 'closest'), attr: $own(Element, 'getAttribute'), hasAttr: $own(Element, 'hasAttribute'),
+  tag: $own(Element, 'tagName'), id: $own(Element, 'id'), rect: $own(Element, 'getBoundingClientRect'),
+  children: $own(Element, 'children'), outer: $own(Element, 'outerHTML'), scroll: $own(Element, 'scrollIntoView'),
+  parent: $own(Node, 'parentElement'), childNodes: $own(Node, 'childNodes'), text: $own(Node, 'textContent'),
+  setText: Object.getOwnPropertyDescriptor(Node.prototype, 'textContent').set, nodeType: $own(Node, 'nodeType'),
+  contains: $own(Node, 'contains'), editable: $own(HTMLElement, 'isContentEditable'), focus: $own(HTMLElement, 'focus'),
+  dispatch: $own(EventTarget, 'dispatchEvent'),
+};
+const tagOf = (el) => $call($.tag, el);
+const attr = (el, k) => $call($.attr, el, k);
+const hasAttr = (el, k) => $call($.hasAttr, el, k);
+const idOf = (el) => $call($.id, el);
+const parentOf = (el) => $call($.parent, el);
+const boxOf = (el) => $call($.rect, el);
+const textContentOf = (n) => $call($.text, n) || '';
+const isDoc = (n) => $call($.nodeType, n) === 9;
+const qs = (root, sel) => $call(isDoc(root) ? $.docQs : $.elQs, root, sel);
+const qsa = (root, sel) => Array.from($call(isDoc(root) ? $.docQsa : $.elQsa, root, sel));
+const bodyOf = () => $call($.body, document);
+const editableOf = (el) => $call($.editable, el) === true;
 const fail = (code, message) => { throw new Error(code + ': ' + message); };
 const visible = (el) => {
   const s = getComputedStyle(el);
   if (s.display === 'none' || s.visibility === 'hidden' || s.opacity === '0') return false;
-  const r = el.getBoundingClientRect();
+  const r = boxOf(el);
   return r.width > 0 && r.height > 0;
 };
 const inViewport = (r) => r.top < innerHeight && r.bottom > 0 && r.left < innerWidth && r.right > 0;
-const own = (el) => Array.from(el.childNodes).filter((n) => n.nodeType === 3)
-  .map((n) => n.textContent || '').join('').trim();
+const own = (el) => Array.from($call($.childNodes, el)).filter((n) => $call($.nodeType, n) === 3)
+  .map((n) => textContentOf(n)).join('').trim();
 const textOf = (el) => {
-  const t = (el.textContent || '').trim().replace(/\s+/g, ' ').slice(0, 80);
-  if (!t && (el.tagName === 'INPUT' || el.tagName === 'TEXTAREA')) {
-    return (el.placeholder || el.value || el.getAttribute('aria-label') || '').slice(0, 80);
+  const t = textContentOf(el).trim().replace(/\s+/g, ' ').slice(0, 80);
+  if (!t && (tagOf(el) === 'INPUT' || tagOf(el) === 'TEXTAREA')) {
+    return (el.placeholder || el.value || attr(el, 'aria-label') || '').slice(0, 80);
   }
   return t;
 };
 const rectOf = (el) => {
-  const r = el.getBoundingClientRect();
+  const r = boxOf(el);
   return { x: Math.round(r.left), y: Math.round(r.top), w: Math.round(r.width), h: Math.round(r.height) };
 };
 const selectorOf = (el) => {
-  if (el.id) return '#' + CSS.escape(el.id);
-  const tag = el.tagName.toLowerCase();
-  for (const attr of ['name', 'aria-label', 'data-testid']) {
-    const v = el.getAttribute(attr);
-    if (v && v.length < 80) return tag + '[' + attr + '=' + JSON.stringify(v) + ']';
+  if (idOf(el)) return '#' + CSS.escape(idOf(el));
+  const tag = tagOf(el).toLowerCase();
+  for (const k of ['name', 'aria-label', 'data-testid']) {
+    const v = attr(el, k);
+    if (v && v.length < 80) return tag + '[' + k + '=' + JSON.stringify(v) + ']';
   }
   let node = el;
   let path = '';
-  for (let depth = 0; depth < 4 && node.parentElement; depth++) {
-    const parent = node.parentElement;
-    const seg = node.tagName.toLowerCase() + ':nth-child(' + (Array.from(parent.children).indexOf(node) + 1) + ')';
+  for (let depth = 0; depth < 4 && parentOf(node); depth++) {
+    const parent = parentOf(node);
+    const seg = tagOf(node).toLowerCase() + ':nth-child(' + (Array.from($call($.children, parent)).indexOf(node) + 1) + ')';
     path = path ? seg + ' > ' + path : seg;
-    if (parent.id) return '#' + CSS.escape(parent.id) + ' > ' + path;
-    if (parent === document.body) return 'body > ' + path;
+    if (idOf(parent)) return '#' + CSS.escape(idOf(parent)) + ' > ' + path;
+    if (parent === bodyOf()) return 'body > ' + path;
     node = parent;
   }
   return path || tag;
 };
 const roleOf = (el) => {
-  const explicit = (el.getAttribute('role') || '').trim().toLowerCase();
+  const explicit = (attr(el, 'role') || '').trim().toLowerCase();
   if (explicit) return explicit;
-  const tag = el.tagName.toLowerCase();
-  const type = (el.getAttribute('type') || '').toLowerCase();
+  const tag = tagOf(el).toLowerCase();
+  const type = (attr(el, 'type') || '').toLowerCase();
   if (tag === 'button' || (tag === 'input' && /^(button|submit|reset|image)$/.test(type))) return 'button';
-  if (tag === 'a' && el.hasAttribute('href')) return 'link';
+  if (tag === 'a' && hasAttr(el, 'href')) return 'link';
   if (tag === 'input' && type === 'checkbox') return 'checkbox';
   if (tag === 'input' && type === 'radio') return 'radio';
   if (tag === 'textarea' || (tag === 'input' && !/^(hidden|range|color|file)$/.test(type))) return 'textbox';
@@ -59,9 +97,9 @@ const roleOf = (el) => {
   return '';
 };
 const kindOf = (el) => {
-  const tag = el.tagName.toLowerCase();
+  const tag = tagOf(el).toLowerCase();
   if (tag === 'a') return 'link';
-  if (tag === 'button' || el.getAttribute('role') === 'button') return 'button';
+  if (tag === 'button' || attr(el, 'role') === 'button') return 'button';
   if (tag === 'input' || tag === 'textarea' || tag === 'select') return 'input';
   if (/^h[1-6]$/.test(tag)) return 'heading';
   if (tag === 'p' || tag === 'span' || tag === 'div') return 'text';
@@ -70,12 +108,12 @@ const kindOf = (el) => {
 const rootOf = (scope) => {
   if (!scope) return document;
   let root = null;
-  try { root = document.querySelector(scope); } catch (e) { fail('InvalidArgs', 'scope is not a CSS selector: ' + scope); }
+  try { root = qs(document, scope); } catch (e) { fail('InvalidArgs', 'scope is not a CSS selector: ' + scope); }
   if (!root) fail('ScopeNotFound', 'the scope ' + JSON.stringify(scope) + ' matched nothing');
   return root;
 };
 const query = (root, selector) => {
-  try { return Array.from(root.querySelectorAll(selector)); } catch (e) { return fail('InvalidArgs', 'not a CSS selector: ' + selector); }
+  try { return qsa(root, selector); } catch (e) { return fail('InvalidArgs', 'not a CSS selector: ' + selector); }
 };
 // Elements matching {by, pattern} best first, each with its score.
 const matches = (a) => {
@@ -92,7 +130,7 @@ const matches = (a) => {
   }
   const fold = (s) => (cs ? s : s.toLowerCase());
   const needle = fold(a.pattern);
-  for (const el of root.querySelectorAll('*')) {
+  for (const el of qsa(root, '*')) {
     let score = 0;
     if (a.by === 'text') {
       const t = fold(own(el));
@@ -103,7 +141,7 @@ const matches = (a) => {
     } else if (a.by === 'role') {
       if (roleOf(el) === a.pattern.trim().toLowerCase()) score = 1;
     } else if (a.by === 'ariaLabel') {
-      const l = fold(el.getAttribute('aria-label') || '');
+      const l = fold(attr(el, 'aria-label') || '');
       if (l && l.includes(needle)) score = l === needle ? 1 : 0.8;
     }
     if (score > 0) out.push({ el, score });
@@ -111,19 +149,19 @@ const matches = (a) => {
   return out.sort((p, q) => q.score - p.score);
 };
 const clickable = (el) => {
-  const tag = el.tagName.toLowerCase();
+  const tag = tagOf(el).toLowerCase();
   if (['a', 'button', 'input', 'select', 'textarea', 'summary', 'label', 'option'].includes(tag)) return true;
-  if (/^(button|link|checkbox|radio|tab|menuitem|option|switch|treeitem)$/.test(el.getAttribute('role') || '')) return true;
-  if (el.hasAttribute('onclick') || el.hasAttribute('tabindex')) return true;
+  if (/^(button|link|checkbox|radio|tab|menuitem|option|switch|treeitem)$/.test(attr(el, 'role') || '')) return true;
+  if (hasAttr(el, 'onclick') || hasAttr(el, 'tabindex')) return true;
   return getComputedStyle(el).cursor === 'pointer';
 };
 const fillable = (el) => {
-  const tag = el.tagName.toLowerCase();
+  const tag = tagOf(el).toLowerCase();
   if (tag === 'textarea') return true;
-  if (tag === 'input') return !/^(button|submit|reset|checkbox|radio|range|color|file|image|hidden)$/.test((el.getAttribute('type') || '').toLowerCase());
-  return el.isContentEditable;
+  if (tag === 'input') return !/^(button|submit|reset|checkbox|radio|range|color|file|image|hidden)$/.test((attr(el, 'type') || '').toLowerCase());
+  return editableOf(el);
 };
-const describe = (el) => ({ selector: selectorOf(el), tag: el.tagName.toLowerCase(), text: textOf(el) });
+const describe = (el) => ({ selector: selectorOf(el), tag: tagOf(el).toLowerCase(), text: textOf(el) });
 // The one element a click or fill means: by selector, or by axis climbing to
 // the nearest ancestor that fits; more than one candidate is refused.
 const resolve = (a, fits, tool) => {
@@ -137,11 +175,11 @@ const resolve = (a, fits, tool) => {
   for (const { el } of matches(a)) {
     if (!visible(el)) continue;
     let node = el;
-    for (let d = 0; node && d <= 3 && !fits(node); d++) node = node.parentElement;
+    for (let d = 0; node && d <= 3 && !fits(node); d++) node = parentOf(node);
     if (!node || !fits(node)) continue;
     if (roleFilter) {
       let hit = false;
-      for (let n = node, d = 0; n && d <= 3 && !hit; d++, n = n.parentElement) hit = roleOf(n) === roleFilter;
+      for (let n = node, d = 0; n && d <= 3 && !hit; d++, n = parentOf(n)) hit = roleOf(n) === roleFilter;
       if (!hit) continue;
     }
     if (!picked.includes(node)) picked.push(node);
@@ -155,11 +193,11 @@ const resolve = (a, fits, tool) => {
   }
   return picked[0];
 };
-const page = () => ({ title: document.title, url: location.href, readyState: document.readyState });
+const page = () => ({ title: $call($.title, document), url: location.href, readyState: $call($.ready, document) });
 const __dtm = {
   search(a) {
     let found = matches(a).filter(({ el }) => !a.visibleOnly || visible(el));
-    if (a.inViewportOnly) found = found.filter(({ el }) => inViewport(el.getBoundingClientRect()));
+    if (a.inViewportOnly) found = found.filter(({ el }) => inViewport(boxOf(el)));
     if (found.length === 0) {
       fail('BrowserSearchNoResults', 'browser_search(' + a.by + ', ' + JSON.stringify(a.pattern) + ') returned 0 results');
     }
@@ -168,11 +206,11 @@ const __dtm = {
       type: kindOf(el),
       text: textOf(el),
       selector: selectorOf(el),
-      role: el.getAttribute('role') || undefined,
-      ariaLabel: el.getAttribute('aria-label') || undefined,
+      role: attr(el, 'role') || undefined,
+      ariaLabel: attr(el, 'aria-label') || undefined,
       matchedBy: a.by,
       confidence: visible(el) ? score : Math.max(0, score - 0.3),
-      inViewport: inViewport(el.getBoundingClientRect()),
+      inViewport: inViewport(boxOf(el)),
       rect: rectOf(el),
     }));
     return { total: found.length, returned: results.length, truncated: found.length > a.offset + results.length, results, ...page() };
@@ -180,17 +218,17 @@ const __dtm = {
   overview(a) {
     let root = document;
     // A scope that matches nothing falls back to the whole page, as there.
-    if (a.scope) { try { root = document.querySelector(a.scope) || document; } catch (e) { root = document; } }
+    if (a.scope) { try { root = qs(document, a.scope) || document; } catch (e) { root = document; } }
     const want = new Set(a.types.includes('all') ? ['link', 'button', 'input'] : a.types);
     const sel = 'a[href], button, input, select, textarea, [role=button], [role=link], [role=checkbox], [role=radio], ' +
       '[role=tab], [role=menuitem], [role=switch], [role=combobox], [role=textbox], [contenteditable=true]';
     const elements = [];
     let total = 0;
-    for (const el of root.querySelectorAll(sel)) {
+    for (const el of qsa(root, sel)) {
       const role = roleOf(el);
       const type = role === 'link' ? 'link' : /^(textbox|combobox|checkbox|radio|switch)$/.test(role) ? 'input' : 'button';
       if (!want.has(type) || !visible(el)) continue;
-      const r = el.getBoundingClientRect();
+      const r = boxOf(el);
       if (a.inViewportOnly && !inViewport(r)) continue;
       total++;
       if (elements.length >= a.maxResults) continue;
@@ -198,7 +236,7 @@ const __dtm = {
       if (role) item.role = role;
       if ('value' in el && type === 'input' && typeof el.value === 'string') item.value = el.value.slice(0, 200);
       for (const s of ['checked', 'pressed', 'selected', 'expanded']) {
-        const v = el.getAttribute('aria-' + s) ?? (s === 'checked' && 'checked' in el && /^(checkbox|radio)$/.test(el.type) ? String(el.checked) : null);
+        const v = attr(el, 'aria-' + s) ?? (s === 'checked' && 'checked' in el && /^(checkbox|radio)$/.test(el.type) ? String(el.checked) : null);
         if (v !== null) item[s] = v === 'true';
       }
       if (el.disabled) item.disabled = true;
@@ -209,7 +247,7 @@ const __dtm = {
   locate(a) {
     const el = query(document, a.selector)[0];
     if (!el) fail('ElementNotFound', 'browser_locate: no element matches ' + JSON.stringify(a.selector));
-    const r = el.getBoundingClientRect();
+    const r = boxOf(el);
     const chromeX = Math.max(0, (outerWidth - innerWidth) / 2);
     const chromeY = Math.max(0, outerHeight - innerHeight - chromeX);
     const cx = r.left + r.width / 2;
@@ -225,18 +263,18 @@ const __dtm = {
   },
   aim(a) {
     const el = resolve(a, clickable, 'browser_click');
-    let r = el.getBoundingClientRect();
+    let r = boxOf(el);
     if (!inViewport(r)) {
       if (!a.scrollIntoView) {
         fail('ElementNotInViewport', 'browser_click: ' + selectorOf(el) + ' is outside the viewport; pass scrollIntoView: true or scroll first');
       }
-      el.scrollIntoView({ block: 'center', inline: 'center' });
-      r = el.getBoundingClientRect();
+      $call($.scroll, el, { block: 'center', inline: 'center' });
+      r = boxOf(el);
     }
     const x = Math.min(Math.max(0, Math.round(r.left + r.width / 2)), innerWidth - 1);
     const y = Math.min(Math.max(0, Math.round(r.top + r.height / 2)), innerHeight - 1);
-    const hit = document.elementFromPoint(x, y);
-    if (hit && hit !== el && !el.contains(hit) && !hit.contains(el)) {
+    const hit = $call($.at, document, x, y);
+    if (hit && hit !== el && !$call($.contains, el, hit) && !$call($.contains, hit, el)) {
       fail('BrowserModalBlocking', 'browser_click: ' + selectorOf(el) + ' is covered by ' + JSON.stringify(describe(hit)) + '; nothing was clicked');
     }
     return [x, y];
@@ -248,22 +286,22 @@ const __dtm = {
   async fill(a) {
     const el = resolve(a, fillable, 'browser_fill');
     if (!fillable(el)) fail('BrowserNoActionableTarget', 'browser_fill: ' + selectorOf(el) + ' is not a text field');
-    if (el.disabled || el.readOnly || el.getAttribute('aria-readonly') === 'true') {
+    if (el.disabled || el.readOnly || attr(el, 'aria-readonly') === 'true') {
       fail('BrowserNoActionableTarget', 'browser_fill: ' + selectorOf(el) + ' is ' + (el.disabled ? 'disabled' : 'read-only') +
         ' (the page sets it itself); nothing was changed');
     }
-    const field = !(el.isContentEditable && !('value' in el));
-    const proto = el.tagName === 'TEXTAREA' ? HTMLTextAreaElement.prototype : HTMLInputElement.prototype;
-    const read = () => (field ? Object.getOwnPropertyDescriptor(proto, 'value').get.call(el) : el.textContent);
-    el.focus();
+    const field = !(editableOf(el) && !('value' in el));
+    const proto = tagOf(el) === 'TEXTAREA' ? HTMLTextAreaElement.prototype : HTMLInputElement.prototype;
+    const read = () => (field ? Object.getOwnPropertyDescriptor(proto, 'value').get.call(el) : textContentOf(el));
+    $call($.focus, el);
     if (!field) {
-      el.textContent = a.value;
+      $call($.setText, el, a.value);
     } else {
       // The prototype's setter, so frameworks that track the value see the change.
       Object.getOwnPropertyDescriptor(proto, 'value').set.call(el, a.value);
     }
-    el.dispatchEvent(new Event('input', { bubbles: true }));
-    el.dispatchEvent(new Event('change', { bubbles: true }));
+    $call($.dispatch, el, new Event('input', { bubbles: true }));
+    $call($.dispatch, el, new Event('change', { bubbles: true }));
     await new Promise((done) => {
       const late = setTimeout(done, 300);
       requestAnimationFrame(() => setTimeout(() => { clearTimeout(late); done(); }, 50));
@@ -285,21 +323,21 @@ const __dtm = {
     const root = query(document, a.selector)[0];
     if (!root) fail('ElementNotFound', 'browser_form: no element matches ' + JSON.stringify(a.selector));
     const labelOf = (el) => {
-      if (el.id) { const l = document.querySelector('label[for=' + JSON.stringify(el.id) + ']'); if (l) return l.textContent.trim(); }
-      const up = el.closest('label');
-      if (up) return up.textContent.trim();
-      const by = el.getAttribute('aria-labelledby');
-      if (by) { const l = document.getElementById(by); if (l) return l.textContent.trim(); }
-      return el.getAttribute('aria-label') || '';
+      if (idOf(el)) { const l = qs(document, 'label[for=' + JSON.stringify(idOf(el)) + ']'); if (l) return textContentOf(l).trim(); }
+      const up = $call($.closest, el, 'label');
+      if (up) return textContentOf(up).trim();
+      const by = attr(el, 'aria-labelledby');
+      if (by) { const l = $call($.byId, document, by); if (l) return textContentOf(l).trim(); }
+      return attr(el, 'aria-label') || '';
     };
     const fields = [];
     let total = 0;
-    for (const el of root.querySelectorAll('input, select, textarea, button')) {
+    for (const el of qsa(root, 'input, select, textarea, button')) {
       if (!a.includeHidden && el.type === 'hidden') continue;
       total++;
       if (fields.length >= a.maxResults) continue;
       fields.push({
-        tag: el.tagName.toLowerCase(), type: el.type || '', name: el.name || '', id: el.id || '',
+        tag: tagOf(el).toLowerCase(), type: el.type || '', name: el.name || '', id: idOf(el) || '',
         value: typeof el.value === 'string' ? el.value.slice(0, 200) : '',
         placeholder: el.placeholder || '', label: labelOf(el).slice(0, 200),
         disabled: !!el.disabled, readOnly: !!el.readOnly, selector: selectorOf(el),
@@ -308,9 +346,9 @@ const __dtm = {
     return { count: fields.length, total, truncated: total > fields.length, fields, ...page() };
   },
   dom(a) {
-    const el = a.selector ? query(document, a.selector)[0] : document.body;
+    const el = a.selector ? query(document, a.selector)[0] : bodyOf();
     if (!el) fail('ElementNotFound', 'browser_eval dom: no element matches ' + JSON.stringify(a.selector));
-    const html = el.outerHTML;
+    const html = $call($.outer, el);
     return html.length > a.maxLength ? html.slice(0, a.maxLength) + '\n<!-- truncated: ' + html.length + ' characters -->' : html;
   },
   appState(a) {
@@ -326,7 +364,7 @@ const __dtm = {
       } else {
         const el = query(document, probe)[0];
         if (!el) continue;
-        try { payload = JSON.parse(el.textContent); } catch (e) { payload = el.textContent; }
+        try { payload = JSON.parse(textContentOf(el)); } catch (e) { payload = textContentOf(el); }
       }
       let text;
       try { text = JSON.stringify(payload); } catch (e) { text = String(payload); }
@@ -339,7 +377,7 @@ const __dtm = {
   scrollTo(a) {
     const el = query(document, a.selector)[0];
     if (!el) fail('ElementNotFound', 'scroll: no element matches ' + JSON.stringify(a.selector));
-    el.scrollIntoView({ block: a.block, inline: 'nearest' });
-    return { ok: true, selector: a.selector, inViewport: inViewport(el.getBoundingClientRect()) };
+    $call($.scroll, el, { block: a.block, inline: 'nearest' });
+    return { ok: true, selector: a.selector, inViewport: inViewport(boxOf(el)) };
   },
 };
