@@ -65,6 +65,17 @@ def stop_processes(procs):
             proc.wait(timeout=5)
 
 
+def send_body(handler, status, body, headers=()):
+    """Answers `handler`'s request: `status`, `headers`, a Content-Length and
+    `body` (bytes). A request handler class can take it as its `send` method."""
+    handler.send_response(status)
+    for key, value in headers:
+        handler.send_header(key, value)
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
+
+
 class QuietHandler(SimpleHTTPRequestHandler):
     """A static file handler that keeps the test output clean."""
 

@@ -21,7 +21,7 @@ from http.server import SimpleHTTPRequestHandler
 
 import pytest
 
-from conftest import serve_folder
+from conftest import send_body, serve_folder
 from test_browser import batch, call, each_browser, js
 
 # The `session` fixture: one MCP session per browser for the module.
@@ -184,24 +184,18 @@ def site(tmp_path_factory):
                 self.wfile.write(bytes([0x81, len(reply)]) + reply)
                 self.wfile.flush()
 
-        def send(self, body, headers):
-            self.send_response(200)
-            for key, value in headers:
-                self.send_header(key, value)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+        send = send_body
 
         def do_GET(self):
             if self.path == "/ws":
                 self.socket()
             elif self.path.startswith("/slow"):
                 threading.Event().wait(int(self.path.split("ms=")[1]) / 1000)
-                self.send(b"rows: 42", [("Content-Type", "text/plain")])
+                self.send(200, b"rows: 42", [("Content-Type", "text/plain")])
             elif self.path == "/data.bin":
-                self.send(DATA, [("Content-Type", "application/octet-stream")])
+                self.send(200, DATA, [("Content-Type", "application/octet-stream")])
             elif self.path == "/report":
-                self.send(REPORT, [("Content-Type", "text/csv"), ("Content-Disposition", 'attachment; filename="report.csv"')])
+                self.send(200, REPORT, [("Content-Type", "text/csv"), ("Content-Disposition", 'attachment; filename="report.csv"')])
             else:
                 super().do_GET()
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import stdio_session, wait_for
+from conftest import send_body, stdio_session, wait_for
 from test_browser import call, firefox_available
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(180)]
@@ -44,13 +44,7 @@ class Site:
             def log_message(self, *args):
                 pass
 
-            def send(self, status, body, headers=()):
-                self.send_response(status)
-                for key, value in headers:
-                    self.send_header(key, value)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+            send = send_body
 
             def do_GET(self):
                 if self.path == "/files.html":

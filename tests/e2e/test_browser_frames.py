@@ -12,12 +12,10 @@ nested frame on 127.0.0.1:B. Chromium, and Firefox when installed.
 """
 
 import json
-import threading
-from functools import partial
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from conftest import serve_folder
 from test_browser import batch, call, each_browser, js, ref_in
 
 # The `session` fixture: one MCP session per browser for the module.
@@ -68,24 +66,12 @@ NESTED = """<!doctype html><html><head><title>Code</title></head><body style="ma
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     root = tmp_path_factory.mktemp("frames")
-
-    class Handler(SimpleHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-    servers = []
-    for _ in range(2):
-        server = ThreadingHTTPServer(("127.0.0.1", 0), partial(Handler, directory=str(root)))
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        servers.append(server)
-    a, b = (s.server_address[1] for s in servers)
-    (root / "nested.html").write_text(NESTED)
-    (root / "form.html").write_text(FORM.format(nested=f"http://127.0.0.1:{b}/nested.html"))
-    (root / "top.html").write_text(TOP.format(form=f"http://localhost:{b}/form.html"))
-    yield f"http://127.0.0.1:{a}"
-    for server in servers:
-        server.shutdown()
-        server.server_close()
+    # Two servers of one folder: the frames come from another origin (port).
+    with serve_folder(root) as a, serve_folder(root) as b:
+        (root / "nested.html").write_text(NESTED)
+        (root / "form.html").write_text(FORM.format(nested=f"{b}/nested.html"))
+        (root / "top.html").write_text(TOP.format(form=f"{b.replace('127.0.0.1', 'localhost')}/form.html"))
+        yield a
 
 
 @pytest.fixture(scope="module")
@@ -227,23 +213,20 @@ async def test_a_ref_in_a_frame_that_navigated_is_world_moved(session, site):
 # form, the copy first in document order. Acting by description fills the page's
 # own form; every read_page filter and every find match says which document an
 # element is in (` frame=ref_N` at the end of a line, `frame` on a match).
-SIGNUP = """<!doctype html><html><head><title>Signup copy</title></head><body>
-<form>
+SIGNUP_FORM = """<form>
   <label for="email">Email</label> <input id="email" type="email">
   <label for="name">Full name</label> <input id="name">
   <label><input type="checkbox" id="news"> Send me news</label>
   <button type="button" id="send" onclick="this.dataset.sent = 'yes'">Sign up</button>
-</form></body></html>"""
+</form>"""
 
-OWN = """<!doctype html><html><head><title>Our page</title></head><body>
+SIGNUP = f"""<!doctype html><html><head><title>Signup copy</title></head><body>
+{SIGNUP_FORM}</body></html>"""
+
+OWN = f"""<!doctype html><html><head><title>Our page</title></head><body>
 <h1>Join us</h1>
 <iframe id="copy" src="signup.html" title="Embedded copy" style="width: 600px; height: 160px"></iframe>
-<form>
-  <label for="email">Email</label> <input id="email" type="email">
-  <label for="name">Full name</label> <input id="name">
-  <label><input type="checkbox" id="news"> Send me news</label>
-  <button type="button" id="send" onclick="this.dataset.sent = 'yes'">Sign up</button>
-</form></body></html>"""
+{SIGNUP_FORM}</body></html>"""
 
 
 @pytest.fixture(scope="module")
@@ -251,16 +234,8 @@ def own_site(tmp_path_factory):
     root = tmp_path_factory.mktemp("own")
     (root / "signup.html").write_text(SIGNUP)
     (root / "own.html").write_text(OWN)
-
-    class Handler(SimpleHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(Handler, directory=str(root)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with serve_folder(root) as base:
+        yield base
 
 
 def marked(lines, needle):

@@ -22,17 +22,14 @@ import re
 import shutil
 import subprocess
 import tempfile
-import threading
 import time
-from functools import partial
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from conftest import BIN, free_display, need, server_env, stop_processes, wait_for
+from conftest import BIN, free_display, need, serve_folder, server_env, stop_processes, wait_for
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(240)]
 
@@ -153,7 +150,7 @@ class Desk:
         window shows. A start that fails says why: its own output, whether it
         still runs, and the windows the display has."""
         log = self.dir / "mousepad.log"
-        for attempt in (1, 2):
+        for _ in range(2):
             with open(log, "ab") as out:
                 editor = subprocess.Popen(["mousepad", str(self.file)], env=self.env(),
                                           stdout=out, stderr=subprocess.STDOUT)
@@ -196,16 +193,8 @@ def site(tmp_path_factory):
     (root / "form.html").write_text(FORM)
     (root / "clobbered.html").write_text(CLOBBERED)
 
-    class Quiet(SimpleHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(Quiet, directory=str(root)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with serve_folder(root) as base:
+        yield base
 
 
 @contextlib.asynccontextmanager

@@ -34,7 +34,9 @@ if not pypi_fetched():
 
 # Chromium, and Firefox for the core flows; a module-scoped MCP session per browser,
 # shared by the flows: test_web_apps.py's fixtures, instantiated for this module.
-from test_web_apps import BROWSERS, anyio_backend, browser, chromium, firefox_browser, session  # noqa: E402,F401
+from test_web_apps import (  # noqa: E402,F401
+    BROWSERS, anyio_backend, batch, browser, chromium, first, firefox_browser, js, session,
+)
 
 
 @pytest.fixture(scope="module")
@@ -76,25 +78,6 @@ def mkdocs(tmp_path_factory):
     yield base
     server.shutdown()
     server.server_close()
-
-
-async def batch(session, actions):
-    """Runs `browser_batch`, asserts every entry passed; returns the outputs."""
-    result = await session.call_tool("browser_batch", {"actions": actions})
-    data = result.structuredContent
-    assert result.isError is False, data.get("error", data)
-    return [r["output"] for r in data["results"]]
-
-
-async def first(session, query):
-    """`find`'s best match for `query` (asserting there is one)."""
-    found = await call(session, "find", {"tabId": 1, "query": query})
-    assert found["matches"], f"find {query!r} matched nothing"
-    return found["matches"][0]
-
-
-async def js(session, text, tab=1):
-    return (await call(session, "javascript_tool", {"tabId": tab, "text": text}))["result"]
 
 
 async def text_of(session):

@@ -1615,29 +1615,19 @@ function sliderState(el) {
     // data-min, data-max, data-step); else its ARIA values; else unknown, and
     // slider.rs measures the step. No Home or End: such widgets seldom take them.
     out.kind = 'widget';
-    const v = fieldValue(el);
-    out.value = numeric(v) ? Number(v) : null;
     const setting = (name, aria) => {
       const x = attr(el, 'data-' + name);
       if (numeric(x)) return Number(x);
-      const y = attr(widget, aria);
+      const y = aria ? attr(widget, aria) : null;
       return numeric(y) ? Number(y) : null;
     };
     out.min = setting('min', 'aria-valuemin');
     out.max = setting('max', 'aria-valuemax');
-    const step = setting('step', '');
+    const step = setting('step', null);
     out.step = step !== null && step > 0 ? step : null;
     out.ends = false;
-    out.vertical = Str(attr(widget, 'aria-orientation') || '').toLowerCase() === 'vertical';
-    out.disabled = disabled(el) || disabled(widget);
-    const f = focused();
-    out.focused = !!f && (f === widget || deepContains(widget, f));
-    return out;
-  }
-  if (isRange(el)) {
+  } else if (isRange(el)) {
     out.kind = 'range';
-    const v = fieldValue(el);
-    out.value = numeric(v) ? Number(v) : null;
     out.min = num('min', 0);
     out.max = num('max', 100);
     const step = Str(attr(el, 'step') || '').toLowerCase();
@@ -1649,10 +1639,17 @@ function sliderState(el) {
     out.max = num('aria-valuemax', 100);
     out.step = null;
   }
-  out.vertical = Str(attr(el, 'aria-orientation') || '').toLowerCase() === 'vertical';
-  out.disabled = disabled(el);
+  if (out.kind !== 'aria') {
+    const v = fieldValue(el);
+    out.value = numeric(v) ? Number(v) : null;
+  }
+  // What a person moves (the widget beside a carrying input): its orientation,
+  // its state and whether it has the focus.
+  const moved = widget || el;
+  out.vertical = Str(attr(moved, 'aria-orientation') || '').toLowerCase() === 'vertical';
+  out.disabled = disabled(el) || (widget !== null && disabled(widget));
   const f = focused();
-  out.focused = !!f && (f === el || deepContains(el, f));
+  out.focused = !!f && (f === moved || deepContains(moved, f));
   return out;
 }
 
